@@ -1,0 +1,117 @@
+#pragma once
+
+#include "ops/attrs.h"
+#include "tensor/shape.h"
+#include "tensor/tensor.h"
+
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace opscope {
+
+class Generator;
+
+/// Parsed, typed attributes of one operator instance. Each operator defines its own subclass.
+struct OpParams {
+    virtual ~OpParams() = default;
+};
+using ParamsPtr = std::shared_ptr<const OpParams>;
+
+/// Per-run state a kernel may use: training mode (BatchNorm batch statistics, Dropout masks) and
+/// the run's random generator.
+struct RunContext {
+    bool training = false;
+    Generator* rng = nullptr;
+};
+
+/// Which implementation of an operator to prepare. Auto picks oneDNN where it is available and
+/// pays for the shape, the reference kernel otherwise.
+enum class KernelKind { Auto, Reference, Dnnl };
+
+/// An operator prepared for fixed input and output shapes (oneDNN primitives are created here).
+/// run() may be called many times; the caller allocates outputs with the inferred shapes.
+/// A kernel is used by one thread at a time.
+class Kernel {
+public:
+    virtual ~Kernel() = default;
+    virtual void run(std::span<const Tensor* const> in, std::span<Tensor* const> out, RunContext& ctx) = 0;
+    /// "reference" or "dnnl", for tests and benchmarks.
+    virtual const char* backend() const { return "reference"; }
+};
+
+using KernelFactory = std::function<std::unique_ptr<Kernel>(
+    const OpParams& params, std::span<const Shape> in, std::span<const Shape> out)>;
+
+/// One operator under its MXNet name: everything the graph, the executor and eager calls need.
+/// Shape inference receives the known input shapes (a shape with ndim 0 or a 0 dimension is
+/// unknown) and must fill every output shape; it may also complete unknown input shapes that the
+/// operator determines (FullyConnected's weight from its data and num_hidden), and throws
+/// ShapeError when a known input contradicts what it expects (the message gives both shapes; the
+/// caller adds the node's name).
+struct OpDef {
+    std::string name;
+    std::function<ParamsPtr(const AttrMap&)> parse;
+    std::function<int(const OpParams&)> numInputs;
+    std::function<int(const OpParams&)> numOutputs;
+    /// Outputs visible to users of the node (BatchNorm has 3 outputs, 1 visible). Null: all.
+    std::function<int(const OpParams&)> numVisibleOutputs;
+    /// Registered slot names; null when MXNet registers none (then `input0`… / `0`… are used).
+    std::function<std::vector<std::string>(const OpParams&)> inputNames;
+    std::function<std::vector<std::string>(const OpParams&)> outputNames;
+    /// Indexes of inputs that are auxiliary states (updated in place in training), e.g. BatchNorm's
+    /// moving_mean and moving_var. Null: none.
+    std::function<std::vector<int>(const OpParams&)> auxInputs;
+    std::function<void(const OpParams&, std::vector<Shape>& in, std::vector<Shape>& out)> inferShape;
+    KernelFactory reference;
+    /// oneDNN kernel; may return nullptr where oneDNN does not apply (an attribute it lacks).
+    KernelFactory dnnl;
+    /// Whether the oneDNN kernel pays for these shapes (its call cost dominates tiny ops). Asked
+    /// only for KernelKind::Auto; null: always. KernelKind::Dnnl forces oneDNN where it applies.
+    std::function<bool(const OpParams&, std::span<const Shape> in, std::span<const Shape> out)> dnnlPays;
+
+    /// Slot names with MXNet's fallbacks applied: `input<i>` and `<i>`.
+    std::vector<std::string> inputSlotNames(const OpParams& p) const;
+    std::vector<std::string> outputSlotNames(const OpParams& p) const;
+    int visibleOutputs(const OpParams& p) const { return numVisibleOutputs ? numVisibleOutputs(p) : numOutputs(p); }
+    /// Prepares a kernel of the requested kind; falls back to Reference where oneDNN does not apply.
+    std::unique_ptr<Kernel> makeKernel(
+        const OpParams& p, std::span<const Shape> in, std::span<const Shape> out, KernelKind kind) const;
+};
+
+/// Convenience for kernels written as a lambda over the typed params.
+template <class P, class F> std::unique_ptr<Kernel> lambdaKernel(const P& params, F fn, const char* backend = "reference")
+{
+    struct K final : Kernel {
+        K(const P& p, F f, const char* b)
+            : params(p)
+            , fn(std::move(f))
+            , name(b)
+        {
+        }
+        void run(std::span<const Tensor* const> in, std::span<Tensor* const> out, RunContext& ctx) override
+        {
+            fn(params, in, out, ctx);
+        }
+        const char* backend() const override { return name; }
+        P params;
+        F fn;
+        const char* name;
+    };
+    return std::make_unique<K>(params, std::move(fn), backend);
+}
+
+template <class P> const P& paramsAs(const OpParams& p)
+{
+    return static_cast<const P&>(p);
+}
+
+/// Throws ShapeError "<what>: expected <expected>, got <actual>" (shapes in MXNet's tuple form).
+[[noreturn]] void shapeMismatch(const std::string& what, const Shape& expected, const Shape& actual);
+/// Assigns `expected` to `slot` when unknown; when known, checks it is compatible (0 dims in
+/// `expected` are wildcards) and throws shapeMismatch otherwise. Returns the resulting shape.
+const Shape& assignShape(Shape& slot, const Shape& expected, const std::string& what);
+
+} // namespace opscope

@@ -1,0 +1,27 @@
+#include "ops/register_all.h"
+
+namespace opscope {
+
+void registerAllOps(OpRegistry& r)
+{
+    registerFullyConnected(r);
+    registerConvolution(r);
+    registerPooling(r);
+    registerActivation(r);
+    registerBatchNorm(r);
+    registerLayerNorm(r);
+    registerDropout(r);
+    registerEmbedding(r);
+    registerSoftmax(r);
+    registerReshapeOps(r);
+    registerTranspose(r);
+    registerConcatSplit(r);
+    registerElemwiseBinary(r);
+    registerBroadcast(r);
+    registerScalarOps(r);
+    registerUnary(r);
+    registerReduce(r);
+    registerDot(r);
+}
+
+} // namespace opscope

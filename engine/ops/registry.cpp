@@ -1,0 +1,111 @@
+#include "ops/registry.h"
+
+#include "core/error.h"
+#include "ops/register_all.h"
+
+#include <algorithm>
+
+namespace opscope {
+
+const OpRegistry& OpRegistry::instance()
+{
+    static const OpRegistry* registry = [] {
+        auto* r = new OpRegistry;
+        registerAllOps(*r);
+        return r;
+    }();
+    return *registry;
+}
+
+const OpDef* OpRegistry::find(std::string_view name) const
+{
+    auto it = m_byName.find(std::string(name));
+    return it == m_byName.end() ? nullptr : it->second;
+}
+
+const OpDef& OpRegistry::get(std::string_view name) const
+{
+    if (const OpDef* d = find(name))
+        return *d;
+    throw GraphError("unknown operator '" + std::string(name) + "'");
+}
+
+std::vector<std::string> OpRegistry::names() const
+{
+    std::vector<std::string> out;
+    for (const auto& op : m_ops)
+        out.push_back(op->name);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+void OpRegistry::add(OpDef def, std::vector<std::string> aliases)
+{
+    if (m_byName.count(def.name))
+        throw UsageError("operator '" + def.name + "' registered twice");
+    auto owned = std::make_unique<OpDef>(std::move(def));
+    const OpDef* p = owned.get();
+    m_byName[p->name] = p;
+    for (auto& a : aliases)
+        m_byName[a] = p;
+    m_ops.push_back(std::move(owned));
+}
+
+std::vector<std::string> OpDef::inputSlotNames(const OpParams& p) const
+{
+    std::vector<std::string> names = inputNames ? inputNames(p) : std::vector<std::string> {};
+    const int n = numInputs(p);
+    if (static_cast<int>(names.size()) < n) {
+        // MXNet falls back to input<i> only when the operator registers no names at all.
+        for (int i = static_cast<int>(names.size()); i < n; ++i)
+            names.push_back("input" + std::to_string(i));
+    }
+    names.resize(static_cast<size_t>(n));
+    return names;
+}
+
+std::vector<std::string> OpDef::outputSlotNames(const OpParams& p) const
+{
+    std::vector<std::string> names = outputNames ? outputNames(p) : std::vector<std::string> {};
+    const int n = numOutputs(p);
+    for (int i = static_cast<int>(names.size()); i < n; ++i)
+        names.push_back(std::to_string(i));
+    names.resize(static_cast<size_t>(n));
+    return names;
+}
+
+std::unique_ptr<Kernel> OpDef::makeKernel(
+    const OpParams& p, std::span<const Shape> in, std::span<const Shape> out, KernelKind kind) const
+{
+    if (kind != KernelKind::Reference && dnnl && (kind == KernelKind::Dnnl || !dnnlPays || dnnlPays(p, in, out))) {
+        if (auto k = dnnl(p, in, out))
+            return k;
+    }
+    return reference(p, in, out);
+}
+
+[[noreturn]] void shapeMismatch(const std::string& what, const Shape& expected, const Shape& actual)
+{
+    throw ShapeError(what + ": expected " + expected.str() + ", got " + actual.str());
+}
+
+const Shape& assignShape(Shape& slot, const Shape& expected, const std::string& what)
+{
+    if (slot.ndim() == 0) {
+        slot = expected;
+        return slot;
+    }
+    bool ok = slot.ndim() == expected.ndim();
+    for (int i = 0; ok && i < slot.ndim(); ++i) {
+        if (expected[i] != 0 && slot[i] != 0 && expected[i] != slot[i])
+            ok = false;
+    }
+    if (!ok)
+        shapeMismatch(what, expected, slot);
+    for (int i = 0; i < slot.ndim(); ++i)
+        if (slot[i] == 0)
+            slot[i] = expected[i];
+    return slot;
+}
+
+} // namespace opscope

@@ -1,0 +1,95 @@
+#include "tensor/shape.h"
+
+#include "core/error.h"
+
+namespace opscope {
+
+Shape::Shape(std::initializer_list<int64_t> dims)
+    : Shape(std::span<const int64_t>(dims.begin(), dims.size()))
+{
+}
+
+Shape::Shape(std::span<const int64_t> dims)
+{
+    if (dims.size() > kMaxDims)
+        throw ShapeError("shape has " + std::to_string(dims.size()) + " dimensions; at most "
+            + std::to_string(kMaxDims) + " are supported");
+    for (int64_t d : dims)
+        m_dims[static_cast<size_t>(m_ndim++)] = d;
+}
+
+void Shape::push_back(int64_t d)
+{
+    if (m_ndim == kMaxDims)
+        throw ShapeError("shape " + str() + " cannot grow beyond " + std::to_string(kMaxDims) + " dimensions");
+    m_dims[static_cast<size_t>(m_ndim++)] = d;
+}
+
+void Shape::resize(int n, int64_t fill)
+{
+    if (n < 0 || n > kMaxDims)
+        throw ShapeError("shape cannot have " + std::to_string(n) + " dimensions");
+    for (int i = m_ndim; i < n; ++i)
+        m_dims[static_cast<size_t>(i)] = fill;
+    m_ndim = n;
+}
+
+int64_t Shape::size() const
+{
+    return product(0, m_ndim);
+}
+
+int64_t Shape::product(int begin, int end) const
+{
+    int64_t p = 1;
+    for (int i = begin; i < end; ++i)
+        p *= m_dims[static_cast<size_t>(i)];
+    return p;
+}
+
+bool Shape::known() const
+{
+    if (m_ndim == 0)
+        return false;
+    for (int i = 0; i < m_ndim; ++i)
+        if (m_dims[static_cast<size_t>(i)] <= 0)
+            return false;
+    return true;
+}
+
+std::string Shape::str() const
+{
+    std::string s = "(";
+    for (int i = 0; i < m_ndim; ++i) {
+        if (i)
+            s += ", ";
+        s += std::to_string(m_dims[static_cast<size_t>(i)]);
+    }
+    if (m_ndim == 1)
+        s += ",";
+    s += ")";
+    return s;
+}
+
+bool operator==(const Shape& a, const Shape& b)
+{
+    if (a.m_ndim != b.m_ndim)
+        return false;
+    for (int i = 0; i < a.m_ndim; ++i)
+        if (a.m_dims[static_cast<size_t>(i)] != b.m_dims[static_cast<size_t>(i)])
+            return false;
+    return true;
+}
+
+std::string shapeToX(const Shape& s)
+{
+    std::string r;
+    for (int i = 0; i < s.ndim(); ++i) {
+        if (i)
+            r += "x";
+        r += std::to_string(s[i]);
+    }
+    return r;
+}
+
+} // namespace opscope

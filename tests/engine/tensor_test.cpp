@@ -1,0 +1,136 @@
+#include "common/tensor_match.h"
+#include "common/test_paths.h"
+#include "core/error.h"
+#include "io/npy.h"
+#include "tensor/allocator.h"
+#include "tensor/random.h"
+#include "tensor/tensor.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+using namespace opscope;
+
+TEST(Shape, TupleSpellingAndSize)
+{
+    EXPECT_EQ(Shape({ 2, 3 }).str(), "(2, 3)");
+    EXPECT_EQ(Shape({ 5 }).str(), "(5,)");
+    EXPECT_EQ(Shape().str(), "()");
+    EXPECT_EQ(Shape({ 2, 3, 4 }).size(), 24);
+    EXPECT_TRUE(Shape({ 2, 3 }).known());
+    EXPECT_FALSE(Shape({ 2, 0 }).known());
+    EXPECT_EQ(shapeToX(Shape({ 1, 1, 28, 28 })), "1x1x28x28");
+    EXPECT_THROW(Shape({ 1, 2, 3, 4, 5, 6, 7 }), ShapeError);
+}
+
+TEST(Tensor, FillsAndViewsShareStorage)
+{
+    Tensor t = Tensor::ones(Shape({ 2, 3 }));
+    for (float v : t.values())
+        EXPECT_EQ(v, 1.0f);
+    Tensor r = t.reshape(Shape({ 3, 2 }));
+    EXPECT_TRUE(r.sharesStorageWith(t));
+    r.at(5) = 7.0f;
+    EXPECT_EQ(t.at(5), 7.0f);
+    Tensor row = t[1];
+    EXPECT_EQ(row.shape(), Shape({ 3 }));
+    EXPECT_EQ(row.at(2), 7.0f);
+    Tensor c = t.copy();
+    c.at(0) = -1.0f;
+    EXPECT_EQ(t.at(0), 1.0f);
+    EXPECT_THROW(t.reshape(Shape({ 4, 2 })), ShapeError);
+    EXPECT_THROW(t.slice(1, 3), ShapeError);
+}
+
+TEST(Tensor, SeededRandomFillsAreReproducible)
+{
+    Generator g1(42), g2(42), g3(43);
+    Tensor a = Tensor::uniform(Shape({ 100 }), -1, 1, &g1);
+    Tensor b = Tensor::uniform(Shape({ 100 }), -1, 1, &g2);
+    Tensor c = Tensor::uniform(Shape({ 100 }), -1, 1, &g3);
+    EXPECT_EQ(a.toVector(), b.toVector());
+    EXPECT_NE(a.toVector(), c.toVector());
+    for (float v : a.values()) {
+        EXPECT_GE(v, -1.0f);
+        EXPECT_LT(v, 1.0f);
+    }
+    Generator g4(7);
+    Tensor n = Tensor::normal(Shape({ 20000 }), 2.0f, 3.0f, &g4);
+    double mean = 0, sq = 0;
+    for (float v : n.values())
+        mean += v;
+    mean /= n.size();
+    for (float v : n.values())
+        sq += (v - mean) * (v - mean);
+    EXPECT_NEAR(mean, 2.0, 0.1);
+    EXPECT_NEAR(std::sqrt(sq / n.size()), 3.0, 0.1);
+}
+
+TEST(Allocator, CountsAllocationsAndPeak)
+{
+    const auto before = allocatorStats();
+    {
+        Tensor t(Shape({ 1000 }));
+        const auto during = allocatorStats();
+        EXPECT_EQ(during.allocations, before.allocations + 1);
+        EXPECT_GE(during.liveBytes, before.liveBytes + 4000);
+    }
+    EXPECT_EQ(allocatorStats().liveBytes, before.liveBytes);
+}
+
+TEST(Npy, RoundTripWrittenFile)
+{
+    const auto path = std::filesystem::temp_directory_path() / "opscope_roundtrip.npy";
+    Tensor t = Tensor::fromValues(Shape({ 2, 3 }), std::vector<float> { 1, 2, 3, 4, 5, 6.5f });
+    writeNpy(path.string(), t.view());
+    Tensor r = readNpy(path.string());
+    EXPECT_TRUE(test::tensorsNear(r, t, 0, 0));
+    Tensor v = Tensor::fromValues(Shape({ 3 }), std::vector<float> { 1, 2, 3 });
+    writeNpy(path.string(), v.view());
+    EXPECT_EQ(readNpy(path.string()).shape(), Shape({ 3 }));
+    std::filesystem::remove(path);
+}
+
+// Files written by NumPy itself (tests/fixtures/make_npy_fixtures.py).
+TEST(Npy, ReadsEveryDtypeNumPyWrites)
+{
+    const Tensor expected = Tensor::fromValues(Shape({ 2, 3 }), std::vector<float> { 0, 1, 2, 3, 4, 5 });
+    for (const char* dtype : { "f4", "f8", "f2", "i4", "i8", "u1" }) {
+        SCOPED_TRACE(dtype);
+        Tensor t = readNpy(test::fixture(std::string("npy/arange_") + dtype + ".npy"));
+        EXPECT_TRUE(test::tensorsNear(t, expected, 0, 0));
+    }
+    Tensor b = readNpy(test::fixture("npy/bool.npy"));
+    EXPECT_EQ(b.toVector(), (std::vector<float> { 1, 0, 1, 1 }));
+    Tensor v2 = readNpy(test::fixture("npy/version2.npy"));
+    EXPECT_TRUE(test::tensorsNear(v2, expected, 0, 0));
+    Tensor v3 = readNpy(test::fixture("npy/version3.npy"));
+    EXPECT_TRUE(test::tensorsNear(v3, expected, 0, 0));
+    Tensor h = readNpy(test::fixture("npy/half_special.npy"));
+    ASSERT_EQ(h.size(), 4);
+    EXPECT_EQ(h.at(0), 0.5f);
+    EXPECT_TRUE(std::isinf(h.at(1)));
+    EXPECT_TRUE(std::isnan(h.at(2)));
+    EXPECT_FLOAT_EQ(h.at(3), 5.9604645e-08f); // smallest subnormal half
+}
+
+TEST(Npy, ClearErrorsNameFileAndReason)
+{
+    auto expectError = [](const std::string& file, const std::string& needle) {
+        try {
+            readNpy(test::fixture(file));
+            ADD_FAILURE() << file << " was accepted";
+        } catch (const FileError& e) {
+            const std::string msg = e.what();
+            EXPECT_NE(msg.find(file), std::string::npos) << msg;
+            EXPECT_NE(msg.find(needle), std::string::npos) << msg;
+        }
+    };
+    expectError("npy/fortran.npy", "Fortran");
+    expectError("npy/complex.npy", "unsupported dtype '<c8'");
+    expectError("npy/truncated.npy", "data ends early");
+    EXPECT_THROW(readNpy("/nonexistent/file.npy"), FileError);
+}
