@@ -1,0 +1,255 @@
+#include "exec/executor.h"
+
+#include "core/error.h"
+#include "tensor/random.h"
+
+#include <algorithm>
+
+namespace opscope {
+
+
+
+Executor::Executor(std::shared_ptr<const Graph> graph, ExecFlags flags, KernelKind kind)
+    : m_graph(std::move(graph))
+    , m_flags(flags)
+    , m_kind(kind)
+{
+    if (!m_graph || !m_graph->finalized())
+        throw UsageError("an executor needs a finalized graph");
+    if (m_flags.static_shape && !m_flags.static_alloc)
+        throw UsageError("static_shape requires static_alloc (hybridize(static_alloc=true, static_shape=true))");
+}
+
+Executor::~Executor() = default;
+
+void Executor::attach(ExecutionObserver* observer)
+{
+    if (std::find(m_observers.begin(), m_observers.end(), observer) == m_observers.end())
+        m_observers.push_back(observer);
+    recomputeWants();
+}
+
+void Executor::detach(ExecutionObserver* observer)
+{
+    m_observers.erase(std::remove(m_observers.begin(), m_observers.end(), observer), m_observers.end());
+    recomputeWants();
+}
+
+void Executor::refreshWants()
+{
+    recomputeWants();
+}
+
+void Executor::recomputeWants()
+{
+    m_observerMasks.assign(m_observers.size(), std::vector<PhaseMask>(m_steps.size(), PhaseMask::None));
+    for (size_t i = 0; i < m_steps.size(); ++i) {
+        Step& s = m_steps[i];
+        PhaseMask m = PhaseMask::None;
+        for (size_t o = 0; o < m_observers.size(); ++o) {
+            m_observerMasks[o][i] = m_observers[o]->wants(*m_graph, s.node);
+            m = m | m_observerMasks[o][i];
+        }
+        s.wants = m;
+    }
+}
+
+std::vector<std::string> Executor::kernelBackends() const
+{
+    std::vector<std::string> out(m_graph->size());
+    for (const Step& s : m_steps)
+        out[s.node] = s.kernel ? s.kernel->backend() : "";
+    return out;
+}
+
+void Executor::plan(std::span<const Tensor> variables)
+{
+    const Graph& g = *m_graph;
+    std::vector<Shape> varShapes;
+    varShapes.reserve(variables.size());
+    for (const Tensor& t : variables)
+        varShapes.push_back(t.shape());
+    m_shapes = g.inferShapes(varShapes);
+    for (size_t v = 0; v < variables.size(); ++v) {
+        const uint32_t id = g.variables()[v];
+        if (m_shapes[g.entryId(id, 0)] != varShapes[v])
+            throw ShapeError(g.describe(id) + ": expected shape " + m_shapes[g.entryId(id, 0)].str() + ", got "
+                + varShapes[v].str());
+    }
+
+    m_steps.clear();
+    m_kernels.clear();
+    m_inPtrs.clear();
+    m_inEntries.clear();
+    m_outPtrs.clear();
+    m_values.assign(g.numEntries(), Tensor());
+    m_useCount.assign(g.numEntries(), 0);
+    m_isVariableEntry.assign(g.numEntries(), false);
+    size_t maxIn = 0, maxOut = 0;
+    std::vector<Shape> inShapes, outShapes;
+    for (uint32_t id = 0; id < g.size(); ++id) {
+        const Node& n = g.node(id);
+        if (n.isVariable()) {
+            m_isVariableEntry[g.entryId(id, 0)] = true;
+            continue;
+        }
+        Step s {};
+        s.node = id;
+        s.inBegin = static_cast<uint32_t>(m_inEntries.size());
+        s.inCount = static_cast<uint32_t>(n.inputs.size());
+        inShapes.clear();
+        for (const NodeEntry& e : n.inputs) {
+            m_inEntries.push_back(g.entryId(e));
+            ++m_useCount[g.entryId(e)];
+            inShapes.push_back(m_shapes[g.entryId(e)]);
+        }
+        s.outBegin = g.entryId(id, 0);
+        s.outCount = static_cast<uint32_t>(n.numOutputs);
+        outShapes.assign(m_shapes.begin() + s.outBegin, m_shapes.begin() + s.outBegin + s.outCount);
+        try {
+            m_kernels.push_back(n.def->makeKernel(*n.params, inShapes, outShapes, m_kind));
+        } catch (const Error& e) {
+            throw Error(g.describe(id) + ": " + e.what());
+        }
+        s.kernel = m_kernels.back().get();
+        maxIn = std::max(maxIn, n.inputs.size());
+        maxOut = std::max(maxOut, static_cast<size_t>(n.numOutputs));
+        m_steps.push_back(s);
+    }
+    for (const NodeEntry& h : g.heads())
+        ++m_useCount[g.entryId(h)];
+    // Pointer tables into m_values (sized once above, so the pointers stay valid).
+    for (uint32_t e : m_inEntries)
+        m_inPtrs.push_back(&m_values[e]);
+    m_outPtrs.resize(m_values.size());
+    for (size_t e = 0; e < m_values.size(); ++e)
+        m_outPtrs[e] = &m_values[e];
+    m_remaining = m_useCount;
+    m_inViews.resize(maxIn);
+    m_outViews.resize(maxOut);
+    m_planVariableShapes = varShapes;
+    m_planned = true;
+    m_buffersReady = false;
+    recomputeWants();
+}
+
+bool Executor::notify(uint32_t stepIndex, OpPhase phase)
+{
+    const Step& s = m_steps[stepIndex];
+    const Graph& g = *m_graph;
+    for (uint32_t k = 0; k < s.inCount; ++k)
+        m_inViews[k] = m_inPtrs[s.inBegin + k]->view();
+    size_t nout = 0;
+    if (phase == OpPhase::After) {
+        for (uint32_t k = 0; k < s.outCount; ++k)
+            m_outViews[k] = m_values[s.outBegin + k].view();
+        nout = s.outCount;
+    }
+    const OpEvent ev { g, s.node, g.node(s.node), phase, std::span<const TensorView>(m_inViews.data(), s.inCount),
+        std::span<const TensorView>(m_outViews.data(), nout) };
+    bool stop = false;
+    // Index loop: an observer may not attach or detach during a run, but stay safe if it does.
+    for (size_t o = 0; o < m_observers.size() && o < m_observerMasks.size(); ++o) {
+        if (!hasPhase(m_observerMasks[o][stepIndex], phase))
+            continue;
+        if (m_observers[o]->onOp(ev) == ObserverAction::Stop)
+            stop = true;
+    }
+    return stop;
+}
+
+RunResult Executor::run(std::span<const Tensor> variables)
+{
+    RunContext ctx;
+    ctx.rng = &globalGenerator();
+    return run(variables, ctx);
+}
+
+RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
+{
+    const Graph& g = *m_graph;
+    if (variables.size() != g.variables().size())
+        throw UsageError("graph has " + std::to_string(g.variables().size()) + " variables, "
+            + std::to_string(variables.size()) + " tensors given");
+    bool same = m_planned;
+    for (size_t v = 0; same && v < variables.size(); ++v)
+        same = variables[v].shape() == m_planVariableShapes[v];
+    if (!same) {
+        if (m_planned && m_flags.static_shape) {
+            for (size_t v = 0; v < variables.size(); ++v)
+                if (variables[v].shape() != m_planVariableShapes[v])
+                    throw ShapeError(g.describe(g.variables()[v]) + ": static_shape executor was prepared for "
+                        + m_planVariableShapes[v].str() + ", called with " + variables[v].shape().str());
+        }
+        plan(variables);
+    }
+    for (size_t v = 0; v < variables.size(); ++v)
+        m_values[g.entryId(g.variables()[v], 0)] = variables[v];
+
+    const bool keep = m_flags.static_alloc;
+    if (!keep || !m_buffersReady) {
+        if (keep) {
+            for (const Step& s : m_steps)
+                for (uint32_t k = 0; k < s.outCount; ++k)
+                    m_values[s.outBegin + k] = Tensor(m_shapes[s.outBegin + k]);
+            m_buffersReady = true;
+        } else {
+            std::copy(m_useCount.begin(), m_useCount.end(), m_remaining.begin());
+        }
+    }
+
+    RunResult result;
+    const uint32_t nsteps = static_cast<uint32_t>(m_steps.size());
+    for (uint32_t i = 0; i < nsteps; ++i) {
+        const Step& s = m_steps[i];
+        if (!keep) {
+            for (uint32_t k = 0; k < s.outCount; ++k)
+                m_values[s.outBegin + k] = Tensor(m_shapes[s.outBegin + k]);
+        }
+        if (hasPhase(s.wants, OpPhase::Before) && notify(i, OpPhase::Before)) {
+            result.status = RunStatus::Stopped;
+            result.stoppedAt = s.node;
+            result.stoppedPhase = OpPhase::Before;
+            break;
+        }
+        try {
+            s.kernel->run(std::span<const Tensor* const>(m_inPtrs.data() + s.inBegin, s.inCount),
+                std::span<Tensor* const>(m_outPtrs.data() + s.outBegin, s.outCount), ctx);
+        } catch (const Error& e) {
+            throw Error(g.describe(s.node) + ": " + e.what());
+        }
+        if (hasPhase(s.wants, OpPhase::After) && notify(i, OpPhase::After)) {
+            result.status = RunStatus::Stopped;
+            result.stoppedAt = s.node;
+            result.stoppedPhase = OpPhase::After;
+            break;
+        }
+        if (!keep) {
+            // Free each intermediate after its last consumer; variables belong to the caller.
+            for (uint32_t k = 0; k < s.inCount; ++k) {
+                const uint32_t e = m_inEntries[s.inBegin + k];
+                if (!m_isVariableEntry[e] && --m_remaining[e] == 0)
+                    m_values[e] = Tensor();
+            }
+            for (uint32_t k = 0; k < s.outCount; ++k)
+                if (m_remaining[s.outBegin + k] == 0)
+                    m_values[s.outBegin + k] = Tensor();
+        }
+    }
+    if (result.status == RunStatus::Completed) {
+        result.outputs.reserve(g.heads().size());
+        for (const NodeEntry& h : g.heads())
+            result.outputs.push_back(m_values[g.entryId(h)]);
+    }
+    if (!keep) {
+        // Drop what a stopped run left and the caller's variables.
+        for (Tensor& t : m_values)
+            t = Tensor();
+    } else {
+        for (uint32_t v : g.variables())
+            m_values[g.entryId(v, 0)] = Tensor();
+    }
+    return result;
+}
+
+} // namespace opscope

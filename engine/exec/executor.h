@@ -1,0 +1,100 @@
+#pragma once
+
+#include "exec/observer.h"
+#include "graph/graph.h"
+#include "ops/op.h"
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace opscope {
+
+/// MXNet CachedOp flags as a typed struct (never a list of pairs), with MXNet 1.x's defaults.
+struct ExecFlags {
+    bool static_alloc = false; ///< keep every buffer between calls: no allocation after the first call
+    bool static_shape = false; ///< also keep prepared kernels; requires static_alloc; shapes are fixed
+    int inline_limit = 2; ///< MXNet: subgraphs up to this size are inlined (kept for compatibility)
+    int forward_bulk_size = 15; ///< MXNet: ops bulked per engine push in forward (kept for compatibility)
+    int backward_bulk_size = 15;
+};
+
+enum class RunStatus { Completed, Stopped };
+
+struct RunResult {
+    RunStatus status = RunStatus::Completed;
+    std::vector<Tensor> outputs; ///< the heads (empty when stopped)
+    uint32_t stoppedAt = 0; ///< node id where an observer stopped the run
+    OpPhase stoppedPhase = OpPhase::Before;
+};
+
+/// Runs a finalized graph (MXNet's CachedOp). Infers shapes and prepares kernels on the first call
+/// and when input shapes change, runs op nodes in graph order, and reports them to attached
+/// observers. Dynamic mode allocates each intermediate when produced and frees it after its last
+/// use; static_alloc keeps buffers (outputs then alias internal buffers that the next call
+/// overwrites, as in MXNet); static_shape keeps prepared kernels and rejects other shapes.
+/// One thread at a time may call run(), attach() and detach().
+class Executor {
+public:
+    explicit Executor(std::shared_ptr<const Graph> graph, ExecFlags flags = {}, KernelKind kind = KernelKind::Auto);
+    ~Executor();
+    Executor(const Executor&) = delete;
+    Executor& operator=(const Executor&) = delete;
+
+    const Graph& graph() const { return *m_graph; }
+    const ExecFlags& flags() const { return m_flags; }
+
+    /// Adds an observer (not owned; must outlive its attachment). Wants are asked again.
+    void attach(ExecutionObserver* observer);
+    void detach(ExecutionObserver* observer);
+    bool hasObservers() const { return !m_observers.empty(); }
+    /// Asks every observer's wants() again (after an observer changed its mind).
+    void refreshWants();
+
+    /// Runs the graph. `variables` are in graph().variables() order (data, parameters and
+    /// auxiliary states). Throws ShapeError/UsageError for bad inputs, Error (naming the node)
+    /// when a kernel fails.
+    RunResult run(std::span<const Tensor> variables, RunContext& ctx);
+    RunResult run(std::span<const Tensor> variables);
+
+    /// Shapes of every entry of the current plan (empty before the first run).
+    const std::vector<Shape>& entryShapes() const { return m_shapes; }
+    /// Kernel backends of the current plan, by node id ("" for variables).
+    std::vector<std::string> kernelBackends() const;
+
+private:
+    void plan(std::span<const Tensor> variables);
+    void recomputeWants();
+    bool notify(uint32_t stepIndex, OpPhase phase);
+
+    std::shared_ptr<const Graph> m_graph;
+    ExecFlags m_flags;
+    KernelKind m_kind;
+
+    struct Step {
+        uint32_t node;
+        uint32_t inBegin, inCount; // ranges in m_inPtrs / m_inEntries
+        uint32_t outBegin, outCount; // ranges in m_outPtrs; outputs are entries outBegin…
+        Kernel* kernel;
+        PhaseMask wants;
+    };
+    std::vector<Step> m_steps;
+    std::vector<std::unique_ptr<Kernel>> m_kernels;
+    std::vector<Tensor> m_values; // by entry id
+    std::vector<const Tensor*> m_inPtrs;
+    std::vector<uint32_t> m_inEntries;
+    std::vector<Tensor*> m_outPtrs;
+    std::vector<uint32_t> m_useCount; // consumers (+1 for heads) of each entry
+    std::vector<uint32_t> m_remaining; // per run copy of m_useCount
+    std::vector<bool> m_isVariableEntry;
+    std::vector<Shape> m_shapes;
+    std::vector<Shape> m_planVariableShapes;
+    bool m_planned = false;
+    bool m_buffersReady = false;
+    std::vector<ExecutionObserver*> m_observers;
+    std::vector<std::vector<PhaseMask>> m_observerMasks; // [observer][step]
+    std::vector<TensorView> m_inViews, m_outViews;
+};
+
+} // namespace opscope

@@ -1,0 +1,50 @@
+#pragma once
+
+#include "tensor/tensor_view.h"
+
+#include <cstdint>
+#include <span>
+
+namespace opscope {
+
+class Graph;
+struct Node;
+
+enum class OpPhase : uint8_t { Before = 1, After = 2 };
+
+/// Which phases of a node an observer wants to see (a bit mask of OpPhase).
+enum class PhaseMask : uint8_t { None = 0, Before = 1, After = 2, Both = 3 };
+inline PhaseMask operator|(PhaseMask a, PhaseMask b)
+{
+    return static_cast<PhaseMask>(static_cast<uint8_t>(a) | static_cast<uint8_t>(b));
+}
+inline bool hasPhase(PhaseMask m, OpPhase p)
+{
+    return (static_cast<uint8_t>(m) & static_cast<uint8_t>(p)) != 0;
+}
+
+/// What the executor reports about one op node. Views are valid only during the call.
+/// `outputs` is empty in the Before phase.
+struct OpEvent {
+    const Graph& graph;
+    uint32_t nodeId;
+    const Node& node;
+    OpPhase phase;
+    std::span<const TensorView> inputs;
+    std::span<const TensorView> outputs;
+};
+
+enum class ObserverAction : uint8_t { Continue, Stop };
+
+/// Lowest layer of hooks and breakpoints: called before and after each op node. The executor
+/// first asks wants() for every node (once per graph and shape plan, not per run), so a node no
+/// observer wants costs one predictable branch. onOp() runs on the thread that runs the executor;
+/// returning Stop ends the run with RunStatus::Stopped (no exception through user code).
+class ExecutionObserver {
+public:
+    virtual ~ExecutionObserver() = default;
+    virtual PhaseMask wants(const Graph& graph, uint32_t nodeId) = 0;
+    virtual ObserverAction onOp(const OpEvent& event) = 0;
+};
+
+} // namespace opscope

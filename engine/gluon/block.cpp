@@ -1,0 +1,352 @@
+#include "gluon/block.h"
+
+#include "core/error.h"
+#include "gluon/name_manager.h"
+#include "gluon/tracer.h"
+#include "tensor/random.h"
+
+#include <regex>
+
+namespace opscope::gluon {
+
+namespace {
+    thread_local Block* t_currentBlock = nullptr;
+}
+
+void resetNaming()
+{
+    NameManager::resetGlobalCounters();
+}
+
+Block::Block(const std::string& hint, const std::optional<std::string>& prefix)
+{
+    Block* current = t_currentBlock;
+    if (!current) {
+        m_prefix = prefix ? *prefix : NameManager::get({}, hint) + "_";
+    } else {
+        std::string own;
+        if (prefix) {
+            own = *prefix;
+        } else {
+            const int k = current->m_childCounter[hint]++;
+            own = hint + std::to_string(k) + "_";
+        }
+        m_prefix = current->m_prefix + own;
+    }
+    m_name = !m_prefix.empty() && m_prefix.back() == '_' ? m_prefix.substr(0, m_prefix.size() - 1) : m_prefix;
+    m_params = ParameterDict(m_prefix);
+}
+
+Block::~Block() = default;
+
+Block::NameScope::NameScope(Block* block)
+    : m_previous(t_currentBlock)
+    , m_prefix(std::make_unique<NameManager::PrefixScope>(block->m_prefix))
+{
+    t_currentBlock = block;
+}
+
+Block::NameScope::~NameScope()
+{
+    t_currentBlock = m_previous;
+}
+
+ParameterDict Block::collect_params(const std::string& select) const
+{
+    ParameterDict out(m_params.prefix());
+    if (select.empty()) {
+        out.update(m_params);
+    } else {
+        std::regex pattern;
+        try {
+            pattern = std::regex(select);
+        } catch (const std::regex_error& e) {
+            throw UsageError("collect_params: invalid regular expression '" + select + "': " + e.what());
+        }
+        for (const ParamPtr& p : m_params.values())
+            if (std::regex_search(p->name(), pattern, std::regex_constants::match_continuous))
+                out.add(p);
+    }
+    for (const BlockPtr& c : m_children)
+        out.update(c->collect_params(select));
+    return out;
+}
+
+void Block::initialize(InitPtr init, bool force_reinit)
+{
+    collect_params().initialize(std::move(init), force_reinit);
+    onParamsChanged();
+}
+
+void Block::onParamsChanged()
+{
+    for (const BlockPtr& c : m_children)
+        c->onParamsChanged();
+}
+
+void HybridBlock::onParamsChanged()
+{
+    m_paramsReady = false;
+    Block::onParamsChanged();
+}
+
+void Block::register_child(BlockPtr child, const std::string&)
+{
+    if (!child)
+        throw UsageError("block '" + m_name + "': cannot register a null child");
+    if (isHybrid() && !child->isHybrid())
+        throw UsageError("children of HybridBlock '" + m_name + "' must also be HybridBlocks, but '" + child->name()
+            + "' is not (use HybridSequential instead of Sequential)");
+    m_children.push_back(std::move(child));
+    if (auto* hb = dynamic_cast<HybridBlock*>(this))
+        hb->clearCache();
+}
+
+std::vector<Tensor> Block::call(const std::vector<Tensor>& inputs)
+{
+    std::vector<Value> in(inputs.begin(), inputs.end());
+    std::vector<Value> out = forward(in);
+    std::vector<Tensor> result;
+    for (const Value& v : out)
+        result.push_back(v.tensor());
+    return result;
+}
+
+HookHandle Block::register_op_hook(OpHookCallback callback, bool monitor_all)
+{
+    HookHandle handle;
+    for (const BlockPtr& c : m_children)
+        handle.merge(c->register_op_hook(callback, monitor_all));
+    return handle;
+}
+
+void Block::hybridize(bool active, bool static_alloc, bool static_shape, int inline_limit, int forward_bulk_size,
+    int backward_bulk_size)
+{
+    ExecFlags f;
+    f.static_alloc = static_alloc;
+    f.static_shape = static_shape;
+    f.inline_limit = inline_limit;
+    f.forward_bulk_size = forward_bulk_size;
+    f.backward_bulk_size = backward_bulk_size;
+    hybridize(active, f);
+}
+
+void Block::hybridize(bool active, const ExecFlags& flags)
+{
+    if (flags.static_shape && !flags.static_alloc)
+        throw UsageError("hybridize: static_shape=true requires static_alloc=true");
+    for (const BlockPtr& c : m_children)
+        c->hybridize(active, flags);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+ParamPtr HybridBlock::addParam(
+    const std::string& name, const Shape& shape, InitPtr init, const std::string& grad_req, bool differentiable)
+{
+    return params().get(name, shape, std::move(init), grad_req, differentiable);
+}
+
+void HybridBlock::hybridize(bool active, const ExecFlags& flags)
+{
+    Block::hybridize(active, flags); // validates the flags and passes them on
+    m_active = active;
+    m_flags = flags;
+    clearCache();
+}
+
+void HybridBlock::clearCache()
+{
+    m_exec.reset();
+    m_graph.reset();
+    m_bindInput.clear();
+    m_bindParam.clear();
+    m_args.clear();
+    m_paramsReady = false;
+}
+
+HookHandle HybridBlock::register_op_hook(OpHookCallback callback, bool monitor_all)
+{
+    if (!callback)
+        throw UsageError("register_op_hook: the callback is empty");
+    const uint64_t id = m_hooks->add(std::move(callback), monitor_all);
+    return HookHandleBuilder::make(m_hooks, id);
+}
+
+std::vector<Value> HybridBlock::forward(const std::vector<Value>& inputs)
+{
+    if (inputs.empty())
+        throw UsageError("block '" + name() + "': forward needs at least one input");
+    if (inputs[0].isSymbol())
+        return traceInto(inputs);
+    ActiveHooks::Scope hooks(m_hooks.get());
+    return m_active ? callCached(inputs) : callEager(inputs);
+}
+
+std::vector<Value> HybridBlock::traceInto(const std::vector<Value>& inputs)
+{
+    Tracer* tracer = inputs[0].tracer();
+    struct BlockGuard {
+        Tracer* t;
+        ~BlockGuard() { t->popBlock(); }
+    };
+    tracer->pushBlock(name());
+    BlockGuard guard { tracer };
+    NameScope scope(this);
+    return hybrid_forward(F(tracer), inputs);
+}
+
+void HybridBlock::buildGraph(size_t numInputs)
+{
+    Tracer tracer;
+    std::vector<Value> in;
+    for (size_t i = 0; i < numInputs; ++i)
+        in.push_back(tracer.input(numInputs == 1 ? std::string("data") : "data" + std::to_string(i)));
+    std::vector<Value> out = traceInto(in);
+    std::vector<NodeEntry> heads;
+    for (const Value& v : out) {
+        if (!v.isSymbol() || v.tracer() != &tracer)
+            throw UsageError("block '" + name() + "': hybrid_forward returned a value that is not part of its graph");
+        heads.push_back(v.entry());
+    }
+    Graph& g = tracer.graph();
+    g.setHeads(heads);
+    g.finalize();
+    auto graph = std::make_shared<Graph>(std::move(g));
+    m_bindInput.assign(graph->variables().size(), -1);
+    m_bindParam.assign(graph->variables().size(), nullptr);
+    for (size_t v = 0; v < graph->variables().size(); ++v) {
+        const std::string& vname = graph->node(graph->variables()[v]).name;
+        bool isInput = false;
+        for (size_t i = 0; i < numInputs && !isInput; ++i) {
+            if (vname == (numInputs == 1 ? std::string("data") : "data" + std::to_string(i))) {
+                m_bindInput[v] = static_cast<int>(i);
+                isInput = true;
+            }
+        }
+        if (!isInput) {
+            auto it = tracer.params().find(vname);
+            if (it == tracer.params().end())
+                throw UsageError("block '" + name() + "': unknown input to HybridBlock: " + vname);
+            m_bindParam[v] = it->second;
+        }
+    }
+    m_graph = std::move(graph);
+    m_exec.reset();
+}
+
+std::shared_ptr<const Graph> HybridBlock::trace(const std::vector<Shape>& inputShapes)
+{
+    buildGraph(inputShapes.size());
+    infer_shape(inputShapes);
+    return m_graph;
+}
+
+void HybridBlock::infer_shape(const std::vector<Shape>& inputShapes)
+{
+    if (!m_graph || m_bindInput.size() != m_graph->variables().size())
+        buildGraph(inputShapes.size());
+    std::vector<Shape> varShapes(m_graph->variables().size());
+    for (size_t v = 0; v < varShapes.size(); ++v) {
+        if (m_bindInput[v] >= 0) {
+            const size_t idx = static_cast<size_t>(m_bindInput[v]);
+            if (idx >= inputShapes.size())
+                throw UsageError("block '" + name() + "': expected " + std::to_string(m_bindInput[v] + 1)
+                    + " inputs or more, got " + std::to_string(inputShapes.size()));
+            varShapes[v] = inputShapes[idx];
+        } else {
+            varShapes[v] = m_bindParam[v]->shape();
+        }
+    }
+    const auto shapes = m_graph->inferShapes(varShapes);
+    for (size_t v = 0; v < varShapes.size(); ++v)
+        if (m_bindParam[v])
+            m_bindParam[v]->setShape(shapes[m_graph->entryId(m_graph->variables()[v], 0)]);
+}
+
+void HybridBlock::finishDeferredInit(const std::vector<Value>& inputs)
+{
+    if (m_paramsReady)
+        return;
+    const ParameterDict all = collect_params();
+    bool deferred = false;
+    for (const ParamPtr& p : all.values())
+        deferred = deferred || p->deferred();
+    if (!deferred) {
+        m_paramsReady = true;
+        return;
+    }
+    std::vector<Shape> shapes;
+    for (const Value& v : inputs)
+        shapes.push_back(v.tensor().shape());
+    // Infer on a graph of its own, leaving a cached graph (if any) untouched.
+    auto savedGraph = m_graph;
+    auto savedInput = m_bindInput;
+    auto savedParam = m_bindParam;
+    const bool hadGraph = m_graph != nullptr;
+    try {
+        buildGraph(inputs.size());
+        infer_shape(shapes);
+    } catch (const Error& e) {
+        throw ShapeError("block '" + name() + "': deferred initialization failed because a shape cannot be inferred: "
+            + e.what());
+    }
+    if (hadGraph) {
+        m_graph = savedGraph;
+        m_bindInput = savedInput;
+        m_bindParam = savedParam;
+    } else {
+        m_graph.reset();
+        m_bindInput.clear();
+        m_bindParam.clear();
+    }
+    for (const ParamPtr& p : all.values())
+        if (p->deferred())
+            p->finishDeferredInit();
+    m_paramsReady = true;
+}
+
+std::vector<Value> HybridBlock::callEager(const std::vector<Value>& inputs)
+{
+    finishDeferredInit(inputs);
+    NameScope scope(this);
+    return hybrid_forward(F(nullptr), inputs);
+}
+
+std::vector<Value> HybridBlock::callCached(const std::vector<Value>& inputs)
+{
+    finishDeferredInit(inputs);
+    if (!m_graph)
+        buildGraph(inputs.size());
+    const Graph& g = *m_graph;
+    if (!m_exec) {
+        m_exec = std::make_unique<Executor>(m_graph, m_flags);
+        m_exec->attach(&m_hookObserver);
+    }
+    if (m_hookObserver.setHooks(ActiveHooks::collect()))
+        m_exec->refreshWants();
+    const size_t nvars = g.variables().size();
+    m_args.resize(nvars);
+    for (size_t v = 0; v < nvars; ++v) {
+        if (m_bindInput[v] >= 0) {
+            const size_t idx = static_cast<size_t>(m_bindInput[v]);
+            if (idx >= inputs.size())
+                throw UsageError("block '" + name() + "': the graph was traced with more inputs than given");
+            m_args[v] = inputs[idx].tensor();
+        } else {
+            m_args[v] = m_bindParam[v]->data();
+        }
+    }
+    RunContext ctx;
+    ctx.rng = &globalGenerator();
+    RunResult r = m_exec->run(m_args, ctx);
+    for (Tensor& t : m_args)
+        t = Tensor();
+    std::vector<Value> out;
+    for (const Tensor& t : r.outputs)
+        out.emplace_back(t);
+    return out;
+}
+
+} // namespace opscope::gluon

@@ -1,0 +1,163 @@
+#include "gluon/op_hook.h"
+
+#include "graph/graph.h"
+
+#include <algorithm>
+#include <atomic>
+
+namespace opscope::gluon {
+
+namespace {
+    std::atomic<uint64_t> g_nextHookId { 1 };
+    thread_local std::vector<const HookList*> t_active;
+}
+
+uint64_t HookList::add(OpHookCallback cb, bool monitor_all)
+{
+    const uint64_t id = g_nextHookId.fetch_add(1);
+    m_hooks.push_back({ id, std::move(cb), monitor_all });
+    return id;
+}
+
+bool HookList::remove(uint64_t id)
+{
+    auto it = std::find_if(m_hooks.begin(), m_hooks.end(), [&](const OpHook& h) { return h.id == id; });
+    if (it == m_hooks.end())
+        return false;
+    m_hooks.erase(it);
+    return true;
+}
+
+void HookHandle::remove()
+{
+    for (Target& t : m_targets)
+        if (auto list = t.list.lock())
+            list->remove(t.id);
+    m_targets.clear();
+}
+
+bool HookHandle::active() const
+{
+    for (const Target& t : m_targets) {
+        if (auto list = t.list.lock()) {
+            for (const OpHook& h : list->hooks())
+                if (h.id == t.id)
+                    return true;
+        }
+    }
+    return false;
+}
+
+void HookHandle::merge(const HookHandle& other)
+{
+    m_targets.insert(m_targets.end(), other.m_targets.begin(), other.m_targets.end());
+}
+
+HookHandle HookHandleBuilder::make(const std::shared_ptr<HookList>& list, uint64_t id)
+{
+    HookHandle h;
+    h.m_targets.push_back({ list, id });
+    return h;
+}
+
+ActiveHooks::Scope::Scope(const HookList* list)
+    : m_pushed(list && !list->empty())
+{
+    if (m_pushed)
+        t_active.push_back(list);
+}
+
+ActiveHooks::Scope::~Scope()
+{
+    if (m_pushed)
+        t_active.pop_back();
+}
+
+bool ActiveHooks::any()
+{
+    return !t_active.empty();
+}
+
+std::vector<OpHook> ActiveHooks::collect()
+{
+    std::vector<OpHook> out;
+    for (const HookList* list : t_active)
+        for (const OpHook& h : list->hooks())
+            if (std::none_of(out.begin(), out.end(), [&](const OpHook& o) { return o.id == h.id; }))
+                out.push_back(h);
+    return out;
+}
+
+void reportEagerInputs(const std::vector<OpHook>& hooks, const std::string& node, const std::string& op,
+    const std::vector<std::string>& slots, std::span<const TensorView> inputs)
+{
+    for (size_t k = 0; k < inputs.size(); ++k) {
+        std::string name;
+        for (const OpHook& h : hooks) {
+            if (!h.monitor_all)
+                continue;
+            if (name.empty())
+                name = node + "_" + slots[k];
+            h.callback(name, op, inputs[k]);
+        }
+    }
+}
+
+void reportEagerOutputs(const std::vector<OpHook>& hooks, const std::string& node, const std::string& op,
+    const std::vector<std::string>& slots, std::span<const TensorView> outputs)
+{
+    for (size_t k = 0; k < outputs.size(); ++k) {
+        const std::string name = node + "_" + slots[k];
+        for (const OpHook& h : hooks)
+            h.callback(name, op, outputs[k]);
+    }
+}
+
+bool HookObserver::setHooks(std::vector<OpHook> hooks)
+{
+    bool same = hooks.size() == m_hooks.size();
+    for (size_t i = 0; same && i < hooks.size(); ++i)
+        same = hooks[i].id == m_hooks[i].id && hooks[i].monitor_all == m_hooks[i].monitor_all;
+    m_hooks = std::move(hooks);
+    m_anyMonitorAll = std::any_of(m_hooks.begin(), m_hooks.end(), [](const OpHook& h) { return h.monitor_all; });
+    return !same;
+}
+
+PhaseMask HookObserver::wants(const Graph& graph, uint32_t nodeId)
+{
+    if (&graph != m_namedGraph || m_inNames.size() != graph.size()) {
+        m_namedGraph = &graph;
+        m_inNames.assign(graph.size(), {});
+        m_outNames.assign(graph.size(), {});
+    }
+    const Node& n = graph.node(nodeId);
+    if (m_outNames[nodeId].empty() && !n.isVariable()) {
+        for (const std::string& s : n.inputSlots)
+            m_inNames[nodeId].push_back(n.name + "_" + s);
+        for (const std::string& s : n.outputSlots)
+            m_outNames[nodeId].push_back(n.name + "_" + s);
+    }
+    if (m_hooks.empty())
+        return PhaseMask::None;
+    return m_anyMonitorAll ? PhaseMask::Both : PhaseMask::After;
+}
+
+ObserverAction HookObserver::onOp(const OpEvent& ev)
+{
+    const std::string& op = ev.node.def->name;
+    if (ev.phase == OpPhase::Before) {
+        const auto& names = m_inNames[ev.nodeId];
+        for (size_t k = 0; k < ev.inputs.size(); ++k)
+            for (const OpHook& h : m_hooks)
+                if (h.monitor_all)
+                    h.callback(names[k], op, ev.inputs[k]);
+    } else {
+        const auto& names = m_outNames[ev.nodeId];
+        for (size_t k = 0; k < ev.outputs.size(); ++k)
+            for (const OpHook& h : m_hooks)
+                h.callback(names[k], op, ev.outputs[k]);
+    }
+    return ObserverAction::Continue;
+}
+
+} // namespace opscope::gluon

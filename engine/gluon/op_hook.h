@@ -1,0 +1,105 @@
+#pragma once
+
+#include "exec/observer.h"
+#include "tensor/tensor_view.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace opscope::gluon {
+
+/// MXNet's op-hook callback: (tensor name `<node>_<slot>`, operator name, the tensor). The view is
+/// valid only during the call; copy it (Tensor::copyOf) to keep it.
+using OpHookCallback = std::function<void(std::string_view tensor_name, std::string_view op_name, const TensorView& array)>;
+
+struct OpHook {
+    uint64_t id;
+    OpHookCallback callback;
+    bool monitor_all;
+};
+
+/// The hooks registered on one block. Shared with the handles that can remove them.
+class HookList {
+public:
+    uint64_t add(OpHookCallback cb, bool monitor_all);
+    bool remove(uint64_t id);
+    const std::vector<OpHook>& hooks() const { return m_hooks; }
+    bool empty() const { return m_hooks.empty(); }
+
+private:
+    std::vector<OpHook> m_hooks;
+};
+
+/// Returned by register_op_hook; remove() (or MXNet's detach()) unregisters the hook from every
+/// block it was registered on. Destroying the handle leaves the hook registered.
+class HookHandle {
+public:
+    HookHandle() = default;
+    void remove();
+    void detach() { remove(); }
+    /// True while the hook is still registered somewhere.
+    bool active() const;
+    void merge(const HookHandle& other);
+
+private:
+    friend class HookHandleBuilder;
+    struct Target {
+        std::weak_ptr<HookList> list;
+        uint64_t id;
+    };
+    std::vector<Target> m_targets;
+};
+
+class HookHandleBuilder {
+public:
+    static HookHandle make(const std::shared_ptr<HookList>& list, uint64_t id);
+};
+
+/// The hooks of the blocks whose forward is running on this thread (innermost last). An eager op
+/// reports to all of them; a cached op attaches them to its executor.
+class ActiveHooks {
+public:
+    class Scope {
+    public:
+        explicit Scope(const HookList* list);
+        ~Scope();
+        Scope(const Scope&) = delete;
+        Scope& operator=(const Scope&) = delete;
+
+    private:
+        bool m_pushed;
+    };
+    /// The union of active hooks, outermost block first, each hook once.
+    static std::vector<OpHook> collect();
+    static bool any();
+};
+
+/// Reports one eager op to hooks: inputs (monitor_all hooks) before, outputs after, MXNet's names.
+void reportEagerInputs(const std::vector<OpHook>& hooks, const std::string& node, const std::string& op,
+    const std::vector<std::string>& slots, std::span<const TensorView> inputs);
+void reportEagerOutputs(const std::vector<OpHook>& hooks, const std::string& node, const std::string& op,
+    const std::vector<std::string>& slots, std::span<const TensorView> outputs);
+
+/// The execution observer behind op hooks in a cached op: names precomputed per node, so a call
+/// costs the callback and nothing else.
+class HookObserver : public ExecutionObserver {
+public:
+    /// Replaces the hooks; returns true when the set of hooks (by id and monitor_all) changed.
+    bool setHooks(std::vector<OpHook> hooks);
+    bool empty() const { return m_hooks.empty(); }
+    PhaseMask wants(const Graph& graph, uint32_t nodeId) override;
+    ObserverAction onOp(const OpEvent& event) override;
+
+private:
+    std::vector<OpHook> m_hooks;
+    bool m_anyMonitorAll = false;
+    const Graph* m_namedGraph = nullptr;
+    std::vector<std::vector<std::string>> m_inNames, m_outNames; // by node id
+};
+
+} // namespace opscope::gluon

@@ -1,0 +1,55 @@
+#include "gluon/tracer.h"
+
+#include "core/error.h"
+
+namespace opscope::gluon {
+
+const Tensor& Value::tensor() const
+{
+    if (m_tracer)
+        throw UsageError("a symbol has no values while a graph is being traced (use F's operators instead)");
+    return m_tensor;
+}
+
+Value Tracer::input(const std::string& name)
+{
+    return Value(this, { m_graph.addVariable(name), 0, 0 });
+}
+
+Value Tracer::param(const ParamPtr& p)
+{
+    auto it = m_paramVars.find(p.get());
+    if (it != m_paramVars.end())
+        return Value(this, { it->second, 0, 0 });
+    if (m_params.count(p->name()))
+        throw UsageError("two different parameters are named '" + p->name() + "' in one graph");
+    const uint32_t id = m_graph.addVariable(p->name(), p->varAttrs());
+    m_paramVars[p.get()] = id;
+    m_params[p->name()] = p;
+    return Value(this, { id, 0, 0 });
+}
+
+std::vector<Value> Tracer::addOp(
+    const std::string& op, const std::string& name, const AttrMap& attrs, const std::vector<Value>& inputs)
+{
+    std::vector<NodeEntry> entries;
+    entries.reserve(inputs.size());
+    for (const Value& v : inputs) {
+        if (v.tracer() != this)
+            throw UsageError("operator " + op + " (" + name + "): "
+                + (v.isSymbol() ? "input comes from another graph" : "cannot mix tensors and symbols"));
+        entries.push_back(v.entry());
+    }
+    std::string path;
+    for (const std::string& b : m_blocks)
+        path += (path.empty() ? "" : "/") + b;
+    const uint32_t id = m_graph.addOp(op, name, attrs, std::move(entries), path);
+    const Node& n = m_graph.node(id);
+    const int visible = n.def->visibleOutputs(*n.params);
+    std::vector<Value> out;
+    for (int k = 0; k < visible; ++k)
+        out.emplace_back(this, NodeEntry { id, static_cast<uint32_t>(k), 0 });
+    return out;
+}
+
+} // namespace opscope::gluon

@@ -1,0 +1,249 @@
+#include "common/tensor_match.h"
+#include "core/error.h"
+#include "exec/executor.h"
+#include "exec/invoke.h"
+#include "tensor/allocator.h"
+#include "tensor/random.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+
+using namespace opscope;
+
+namespace {
+// x -> (relu, *2) repeated `n` times.
+std::shared_ptr<Graph> chain(int n)
+{
+    auto g = std::make_shared<Graph>();
+    uint32_t prev = g->addVariable("x");
+    for (int i = 0; i < n; ++i) {
+        const uint32_t a
+            = g->addOp("Activation", "act" + std::to_string(i), { { "act_type", "relu" } }, { { prev, 0, 0 } });
+        prev = g->addOp("_mul_scalar", "scale" + std::to_string(i), { { "scalar", "2" } }, { { a, 0, 0 } });
+    }
+    g->setHeads({ { prev, 0, 0 } });
+    g->finalize();
+    return g;
+}
+
+// data -> FC(8) -> relu -> FC(4), parameters as variables.
+std::shared_ptr<Graph> mlp()
+{
+    auto g = std::make_shared<Graph>();
+    const uint32_t x = g->addVariable("data");
+    const uint32_t w1 = g->addVariable("fc1_weight");
+    const uint32_t b1 = g->addVariable("fc1_bias");
+    const uint32_t fc1
+        = g->addOp("FullyConnected", "fc1", { { "num_hidden", "8" } }, { { x, 0, 0 }, { w1, 0, 0 }, { b1, 0, 0 } });
+    const uint32_t r = g->addOp("Activation", "relu1", { { "act_type", "relu" } }, { { fc1, 0, 0 } });
+    const uint32_t w2 = g->addVariable("fc2_weight");
+    const uint32_t b2 = g->addVariable("fc2_bias");
+    const uint32_t fc2
+        = g->addOp("FullyConnected", "fc2", { { "num_hidden", "4" } }, { { r, 0, 0 }, { w2, 0, 0 }, { b2, 0, 0 } });
+    g->setHeads({ { fc2, 0, 0 } });
+    g->finalize();
+    return g;
+}
+
+std::vector<Tensor> mlpInputs(int batch)
+{
+    Generator gen(3);
+    return { Tensor::uniform(Shape({ batch, 5 }), -1, 1, &gen), Tensor::uniform(Shape({ 8, 5 }), -1, 1, &gen),
+        Tensor::uniform(Shape({ 8 }), -1, 1, &gen), Tensor::uniform(Shape({ 4, 8 }), -1, 1, &gen),
+        Tensor::uniform(Shape({ 4 }), -1, 1, &gen) };
+}
+
+Tensor mlpEager(const std::vector<Tensor>& v)
+{
+    Tensor h = invokeOp("FullyConnected", { { "num_hidden", "8" } }, { v[0], v[1], v[2] })[0];
+    h = invokeOp("Activation", { { "act_type", "relu" } }, { h })[0];
+    return invokeOp("FullyConnected", { { "num_hidden", "4" } }, { h, v[3], v[4] })[0];
+}
+
+struct Recorder : ExecutionObserver {
+    PhaseMask mask = PhaseMask::Both;
+    std::string stopAt;
+    std::vector<std::string> events;
+    std::vector<Tensor> copies;
+    PhaseMask wants(const Graph&, uint32_t) override { return mask; }
+    ObserverAction onOp(const OpEvent& ev) override
+    {
+        events.push_back(ev.node.name + (ev.phase == OpPhase::Before ? ":before:" : ":after:")
+            + std::to_string(ev.inputs.size()) + ":" + std::to_string(ev.outputs.size()));
+        for (const TensorView& o : ev.outputs)
+            copies.push_back(Tensor::copyOf(o));
+        return ev.node.name == stopAt ? ObserverAction::Stop : ObserverAction::Continue;
+    }
+};
+}
+
+class ExecutorModes : public ::testing::TestWithParam<int> {
+protected:
+    ExecFlags flags() const
+    {
+        ExecFlags f;
+        f.static_alloc = GetParam() >= 1;
+        f.static_shape = GetParam() >= 2;
+        return f;
+    }
+};
+
+TEST_P(ExecutorModes, MatchesEagerCallsOnEveryRun)
+{
+    Executor exec(mlp(), flags());
+    for (int run = 0; run < 3; ++run) {
+        const auto inputs = mlpInputs(3);
+        RunResult r = exec.run(inputs);
+        ASSERT_EQ(r.status, RunStatus::Completed);
+        ASSERT_EQ(r.outputs.size(), 1u);
+        EXPECT_TRUE(test::tensorsNear(r.outputs[0], mlpEager(inputs)));
+    }
+}
+
+TEST_P(ExecutorModes, ObserverSeesEveryOpInOrderWithValues)
+{
+    Executor exec(mlp(), flags());
+    Recorder rec;
+    exec.attach(&rec);
+    const auto inputs = mlpInputs(2);
+    RunResult r = exec.run(inputs);
+    ASSERT_EQ(r.status, RunStatus::Completed);
+    EXPECT_EQ(rec.events, (std::vector<std::string> { "fc1:before:3:0", "fc1:after:3:1", "relu1:before:1:0",
+                              "relu1:after:1:1", "fc2:before:3:0", "fc2:after:3:1" }));
+    ASSERT_EQ(rec.copies.size(), 3u);
+    EXPECT_TRUE(test::tensorsNear(rec.copies[2], r.outputs[0]));
+    Tensor fc1 = invokeOp("FullyConnected", { { "num_hidden", "8" } }, { inputs[0], inputs[1], inputs[2] })[0];
+    EXPECT_TRUE(test::tensorsNear(rec.copies[0], fc1));
+}
+
+TEST_P(ExecutorModes, ObserverStopEndsTheRunWithAStatus)
+{
+    Executor exec(mlp(), flags());
+    Recorder rec;
+    rec.stopAt = "relu1";
+    rec.mask = PhaseMask::After;
+    exec.attach(&rec);
+    RunResult r = exec.run(mlpInputs(2));
+    EXPECT_EQ(r.status, RunStatus::Stopped);
+    EXPECT_EQ(exec.graph().node(r.stoppedAt).name, "relu1");
+    EXPECT_EQ(r.stoppedPhase, OpPhase::After);
+    EXPECT_TRUE(r.outputs.empty());
+    EXPECT_EQ(rec.events, (std::vector<std::string> { "fc1:after:3:1", "relu1:after:1:1" }));
+    // The executor is usable again after a stop.
+    rec.stopAt.clear();
+    EXPECT_EQ(exec.run(mlpInputs(2)).status, RunStatus::Completed);
+}
+
+TEST_P(ExecutorModes, ObserverWantingNothingIsNeverCalled)
+{
+    Executor exec(mlp(), flags());
+    Recorder rec;
+    rec.mask = PhaseMask::None;
+    exec.attach(&rec);
+    exec.run(mlpInputs(2));
+    EXPECT_TRUE(rec.events.empty());
+    rec.mask = PhaseMask::Before;
+    exec.refreshWants();
+    exec.run(mlpInputs(2));
+    EXPECT_EQ(rec.events.size(), 3u);
+    exec.detach(&rec);
+    exec.run(mlpInputs(2));
+    EXPECT_EQ(rec.events.size(), 3u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, ExecutorModes, ::testing::Values(0, 1, 2),
+    [](const auto& info) { return std::string(info.param == 0 ? "dynamic" : info.param == 1 ? "static_alloc" : "static_shape"); });
+
+TEST(Executor, DynamicModeFreesIntermediatesAfterLastUse)
+{
+    const int n = 100;
+    Executor exec(chain(n));
+    Tensor x = Tensor::full(Shape({ 4096 }), 0.5f);
+    const size_t buffer = 4096 * sizeof(float);
+    std::vector<Tensor> vars { x };
+    exec.run(vars); // plan once
+    resetPeakBytes();
+    const uint64_t base = allocatorStats().liveBytes;
+    RunResult r = exec.run(vars);
+    const uint64_t peak = allocatorStats().peakBytes - base;
+    // Producer and consumer alive at once, never the 200 buffers of the chain.
+    EXPECT_LE(peak, 3 * buffer);
+    EXPECT_GE(peak, buffer);
+    EXPECT_FLOAT_EQ(r.outputs[0].at(0), 0.5f * std::pow(2.0f, n));
+}
+
+TEST(Executor, StaticAllocDoesNotAllocateAfterTheFirstCall)
+{
+    ExecFlags f;
+    f.static_alloc = true;
+    Executor exec(chain(20), f);
+    std::vector<Tensor> vars { Tensor::full(Shape({ 64 }), 1.0f) };
+    exec.run(vars);
+    const uint64_t before = allocatorStats().allocations;
+    for (int i = 0; i < 5; ++i)
+        exec.run(vars);
+    EXPECT_EQ(allocatorStats().allocations, before);
+
+    // The dynamic executor, by contrast, allocates every intermediate on every call.
+    Executor dyn(chain(20));
+    dyn.run(vars);
+    const uint64_t d0 = allocatorStats().allocations;
+    dyn.run(vars);
+    EXPECT_EQ(allocatorStats().allocations - d0, 40u);
+}
+
+TEST(Executor, StaticShapeRequiresStaticAllocAndFixedShapes)
+{
+    ExecFlags bad;
+    bad.static_shape = true;
+    EXPECT_THROW(Executor(mlp(), bad), UsageError);
+
+    ExecFlags f;
+    f.static_alloc = true;
+    f.static_shape = true;
+    Executor exec(mlp(), f);
+    exec.run(mlpInputs(2));
+    try {
+        exec.run(mlpInputs(3));
+        ADD_FAILURE() << "a new shape was accepted under static_shape";
+    } catch (const ShapeError& e) {
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find("(2, 5)"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("(3, 5)"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("'data'"), std::string::npos) << msg;
+    }
+    // Without static_shape a new shape re-plans.
+    Executor dyn(mlp());
+    dyn.run(mlpInputs(2));
+    EXPECT_EQ(dyn.run(mlpInputs(3)).outputs[0].shape(), Shape({ 3, 4 }));
+}
+
+TEST(Executor, StaticShapeKeepsPreparedKernels)
+{
+    ExecFlags f;
+    f.static_alloc = true;
+    f.static_shape = true;
+    Executor exec(mlp(), f);
+    exec.run(mlpInputs(2));
+    const auto backends = exec.kernelBackends();
+    exec.run(mlpInputs(2));
+    EXPECT_EQ(exec.kernelBackends(), backends);
+    EXPECT_EQ(backends[exec.graph().findNode("fc1").value()], "reference"); // tiny: Eigen, not oneDNN
+}
+
+TEST(Executor, WrongVariableCountOrShapeIsAClearError)
+{
+    Executor exec(mlp());
+    auto inputs = mlpInputs(2);
+    inputs.pop_back();
+    EXPECT_THROW(exec.run(inputs), UsageError);
+    inputs = mlpInputs(2);
+    inputs[1] = Tensor::zeros(Shape({ 8, 6 }));
+    try {
+        exec.run(inputs);
+        ADD_FAILURE();
+    } catch (const ShapeError& e) {
+        EXPECT_NE(std::string(e.what()).find("'fc1'"), std::string::npos) << e.what();
+    }
+}

@@ -1,0 +1,289 @@
+// MXNet's test_op_hook_output_names (tests/python/unittest/test_gluon.py), whole-list equality,
+// in every mode: eager, hybridized, static_alloc and static_shape.
+
+#include "common/tensor_match.h"
+#include "gluon/nn/basic_layers.h"
+#include "gluon/nn/conv_layers.h"
+#include "gluon/sequential.h"
+#include "tensor/random.h"
+
+#include <gtest/gtest.h>
+
+using namespace opscope;
+using namespace opscope::gluon;
+
+namespace {
+
+enum class Mode { Eager, Hybrid, StaticAlloc, StaticShape };
+
+void applyMode(Block& b, Mode m)
+{
+    switch (m) {
+    case Mode::Eager: break;
+    case Mode::Hybrid: b.hybridize(); break;
+    case Mode::StaticAlloc: b.hybridize(true, true); break;
+    case Mode::StaticShape: b.hybridize(true, true, true); break;
+    }
+}
+
+struct Recorded {
+    std::vector<std::string> names;
+    std::vector<std::string> ops;
+};
+
+Recorded runWithHook(const BlockPtr& model, Mode mode, bool monitorAll, const Shape& input = Shape({ 2, 3, 4 }))
+{
+    model->initialize();
+    applyMode(*model, mode);
+    Recorded r;
+    model->register_op_hook(
+        [&](std::string_view name, std::string_view op, const TensorView&) {
+            r.names.emplace_back(name);
+            r.ops.emplace_back(op);
+        },
+        monitorAll);
+    model->call(Tensor::ones(input));
+    return r;
+}
+
+std::string modeName(Mode m)
+{
+    switch (m) {
+    case Mode::Eager: return "eager";
+    case Mode::Hybrid: return "hybrid";
+    case Mode::StaticAlloc: return "static_alloc";
+    case Mode::StaticShape: return "static_shape";
+    }
+    return "";
+}
+
+}
+
+class OpHookNames : public ::testing::TestWithParam<Mode> {
+protected:
+    void SetUp() override { resetNaming(); }
+};
+
+TEST_P(OpHookNames, DenseOutputOnly)
+{
+    auto model = std::make_shared<HybridSequential>("dense_");
+    {
+        auto scope = model->name_scope();
+        model->add(std::make_shared<nn::Dense>(2));
+    }
+    Recorded r = runWithHook(model, GetParam(), false);
+    EXPECT_EQ(r.names, std::vector<std::string> { "dense_dense0_fwd_output" });
+    EXPECT_EQ(r.ops, std::vector<std::string> { "FullyConnected" });
+}
+
+TEST_P(OpHookNames, ReluOutputOnly)
+{
+    auto model = std::make_shared<HybridSequential>("relu_");
+    {
+        auto scope = model->name_scope();
+        model->add(std::make_shared<nn::Activation>("relu"));
+    }
+    Recorded r = runWithHook(model, GetParam(), false);
+    EXPECT_EQ(r.names, std::vector<std::string> { "relu_relu0_fwd_output" });
+    EXPECT_EQ(r.ops, std::vector<std::string> { "Activation" });
+}
+
+TEST_P(OpHookNames, AvgPoolMonitorAll)
+{
+    auto model = std::make_shared<HybridSequential>("pool_");
+    {
+        auto scope = model->name_scope();
+        model->add(std::make_shared<nn::AvgPool1D>());
+    }
+    Recorded r = runWithHook(model, GetParam(), true);
+    EXPECT_EQ(r.names, (std::vector<std::string> { "pool_pool0_fwd_data", "pool_pool0_fwd_output" }));
+    EXPECT_EQ(r.ops, (std::vector<std::string> { "Pooling", "Pooling" }));
+}
+
+TEST_P(OpHookNames, DenseReluMonitorAll)
+{
+    auto model = std::make_shared<HybridSequential>("dense_");
+    {
+        auto scope = model->name_scope();
+        model->add(std::make_shared<nn::Dense>(2));
+        model->add(std::make_shared<nn::Activation>("relu"));
+    }
+    Recorded r = runWithHook(model, GetParam(), true);
+    EXPECT_EQ(r.names,
+        (std::vector<std::string> { "dense_dense0_fwd_data", "dense_dense0_fwd_weight", "dense_dense0_fwd_bias",
+            "dense_dense0_fwd_output", "dense_relu0_fwd_input0", "dense_relu0_fwd_output" }));
+    EXPECT_EQ(r.ops,
+        (std::vector<std::string> { "FullyConnected", "FullyConnected", "FullyConnected", "FullyConnected",
+            "Activation", "Activation" }));
+}
+
+// The seed: HybridSequential("dense_") + Dense(2), monitor_all: the spec's 8 lines.
+TEST_P(OpHookNames, SeedModelMonitorAllThenOutputsOnly)
+{
+    for (bool monitorAll : { true, false }) {
+        resetNaming();
+        auto model = std::make_shared<HybridSequential>("dense_");
+        {
+            auto scope = model->name_scope();
+            model->add(std::make_shared<nn::Dense>(2));
+        }
+        Recorded r = runWithHook(model, GetParam(), monitorAll);
+        if (monitorAll)
+            EXPECT_EQ(r.names, (std::vector<std::string> { "dense_dense0_fwd_data", "dense_dense0_fwd_weight",
+                                   "dense_dense0_fwd_bias", "dense_dense0_fwd_output" }));
+        else
+            EXPECT_EQ(r.names, (std::vector<std::string> { "dense_dense0_fwd_output" }));
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllModes, OpHookNames,
+    ::testing::Values(Mode::Eager, Mode::Hybrid, Mode::StaticAlloc, Mode::StaticShape),
+    [](const auto& info) { return modeName(info.param); });
+
+// MXNet's fifth case: the same model after hybridize(static_alloc=True) gives the same six names,
+// and so does every other mode, call after call.
+TEST(OpHook, SameSequenceInEveryModeAndEveryCall)
+{
+    std::vector<std::vector<std::string>> seen;
+    for (Mode m : { Mode::Eager, Mode::Hybrid, Mode::StaticAlloc, Mode::StaticShape }) {
+        resetNaming();
+        auto model = std::make_shared<HybridSequential>("dense_");
+        {
+            auto scope = model->name_scope();
+            model->add(std::make_shared<nn::Dense>(2));
+            model->add(std::make_shared<nn::Activation>("relu"));
+        }
+        model->initialize();
+        applyMode(*model, m);
+        std::vector<std::string> names;
+        model->register_op_hook([&](std::string_view n, std::string_view, const TensorView&) { names.emplace_back(n); },
+            true);
+        for (int call = 0; call < 3; ++call)
+            model->call(Tensor::ones(Shape({ 2, 3, 4 })));
+        ASSERT_EQ(names.size(), 18u) << modeName(m);
+        seen.push_back(names);
+    }
+    for (size_t i = 1; i < seen.size(); ++i)
+        EXPECT_EQ(seen[i], seen[0]);
+}
+
+TEST(OpHook, TensorValuesEqualASeparateEagerRun)
+{
+    resetNaming();
+    Generator gen(11);
+    Tensor x = Tensor::uniform(Shape({ 3, 5 }), -1, 1, &gen);
+    auto model = std::make_shared<HybridSequential>();
+    {
+        auto scope = model->name_scope();
+        model->add(std::make_shared<nn::Dense>(4, "tanh"));
+        model->add(std::make_shared<nn::Dense>(3));
+    }
+    model->initialize(std::make_shared<Xavier>());
+    model->hybridize(true, true);
+    std::map<std::string, Tensor> hooked;
+    model->register_op_hook(
+        [&](std::string_view n, std::string_view, const TensorView& v) { hooked[std::string(n)] = Tensor::copyOf(v); },
+        true);
+    Tensor out = model->call(x);
+    // Independent eager computation with the same parameters.
+    auto w0 = model->collect_params().at("hybridsequential0_dense0_weight")->data();
+    auto b0 = model->collect_params().at("hybridsequential0_dense0_bias")->data();
+    auto w1 = model->collect_params().at("hybridsequential0_dense1_weight")->data();
+    auto b1 = model->collect_params().at("hybridsequential0_dense1_bias")->data();
+    Tensor h(Shape({ 3, 4 }));
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 4; ++j) {
+            float s = b0.at(j);
+            for (int k = 0; k < 5; ++k)
+                s += x.at(i * 5 + k) * w0.at(j * 5 + k);
+            h.at(i * 4 + j) = s;
+        }
+    EXPECT_TRUE(test::tensorsNear(hooked.at("hybridsequential0_dense0_fwd_output"), h));
+    for (float& v : h.values())
+        v = std::tanh(v);
+    EXPECT_TRUE(test::tensorsNear(hooked.at("hybridsequential0_dense0_tanh_fwd_output"), h));
+    EXPECT_TRUE(test::tensorsNear(hooked.at("hybridsequential0_dense1_fwd_data"), h));
+    EXPECT_TRUE(test::tensorsNear(hooked.at("hybridsequential0_dense1_fwd_weight"), w1));
+    EXPECT_TRUE(test::tensorsNear(hooked.at("hybridsequential0_dense1_fwd_output"), out));
+    EXPECT_TRUE(test::tensorsNear(hooked.at("hybridsequential0_dense1_fwd_bias"), b1));
+}
+
+TEST(OpHook, RemovingOneOfTwoHooks)
+{
+    resetNaming();
+    auto model = std::make_shared<HybridSequential>("dense_");
+    {
+        auto scope = model->name_scope();
+        model->add(std::make_shared<nn::Dense>(2));
+    }
+    model->initialize();
+    model->hybridize();
+    int a = 0, b = 0;
+    HookHandle ha = model->register_op_hook([&](std::string_view, std::string_view, const TensorView&) { ++a; });
+    HookHandle hb = model->register_op_hook([&](std::string_view, std::string_view, const TensorView&) { ++b; }, true);
+    model->call(Tensor::ones(Shape({ 2, 3 })));
+    EXPECT_EQ(a, 1);
+    EXPECT_EQ(b, 4);
+    ha.remove();
+    EXPECT_FALSE(ha.active());
+    EXPECT_TRUE(hb.active());
+    model->call(Tensor::ones(Shape({ 2, 3 })));
+    EXPECT_EQ(a, 1);
+    EXPECT_EQ(b, 8);
+    hb.detach();
+    model->call(Tensor::ones(Shape({ 2, 3 })));
+    EXPECT_EQ(b, 8);
+}
+
+TEST(OpHook, SurvivesRehybridizingAndUnhybridizing)
+{
+    resetNaming();
+    auto model = std::make_shared<HybridSequential>("dense_");
+    {
+        auto scope = model->name_scope();
+        model->add(std::make_shared<nn::Dense>(2));
+    }
+    model->initialize();
+    std::vector<std::string> names;
+    model->register_op_hook([&](std::string_view n, std::string_view, const TensorView&) { names.emplace_back(n); });
+    model->call(Tensor::ones(Shape({ 2, 3 })));
+    model->hybridize();
+    model->call(Tensor::ones(Shape({ 2, 3 })));
+    model->hybridize(true, true, true);
+    model->call(Tensor::ones(Shape({ 2, 3 })));
+    model->hybridize(false);
+    model->call(Tensor::ones(Shape({ 2, 3 })));
+    EXPECT_EQ(names, std::vector<std::string>(4, "dense_dense0_fwd_output"));
+}
+
+TEST(OpHook, NonHybridSequentialPassesItToEveryHybridBlockBelow)
+{
+    resetNaming();
+    auto net = std::make_shared<Sequential>();
+    {
+        auto scope = net->name_scope();
+        auto inner = std::make_shared<HybridSequential>();
+        {
+            auto s2 = inner->name_scope();
+            inner->add(std::make_shared<nn::Dense>(3, "relu"));
+        }
+        net->add(inner);
+        net->add(std::make_shared<nn::Dense>(2));
+    }
+    net->initialize();
+    for (bool hybrid : { false, true }) {
+        net->hybridize(hybrid);
+        std::vector<std::string> names;
+        HookHandle h = net->register_op_hook(
+            [&](std::string_view n, std::string_view, const TensorView&) { names.emplace_back(n); });
+        net->call(Tensor::ones(Shape({ 2, 4 })));
+        EXPECT_EQ(names,
+            (std::vector<std::string> { "sequential0_hybridsequential0_dense0_fwd_output",
+                "sequential0_hybridsequential0_dense0_relu_fwd_output", "sequential0_dense0_fwd_output" }))
+            << (hybrid ? "hybridized" : "eager");
+        h.remove();
+        names.clear();
+        net->call(Tensor::ones(Shape({ 2, 4 })));
+        EXPECT_TRUE(names.empty());
+    }
+}
