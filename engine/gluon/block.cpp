@@ -5,6 +5,7 @@
 #include "gluon/tracer.h"
 #include "tensor/random.h"
 
+#include <algorithm>
 #include <regex>
 
 namespace opscope::gluon {
@@ -159,6 +160,10 @@ void HybridBlock::hybridize(bool active, const ExecFlags& flags)
 void HybridBlock::clearCache()
 {
     m_exec.reset();
+    if (m_fixedGraph) {
+        m_args.clear();
+        return;
+    }
     m_graph.reset();
     m_bindInput.clear();
     m_bindParam.clear();
@@ -181,7 +186,41 @@ std::vector<Value> HybridBlock::forward(const std::vector<Value>& inputs)
     if (inputs[0].isSymbol())
         return traceInto(inputs);
     ActiveHooks::Scope hooks(m_hooks.get());
-    return m_active ? callCached(inputs) : callEager(inputs);
+    return m_active || m_fixedGraph ? callCached(inputs) : callEager(inputs);
+}
+
+void HybridBlock::setFixedGraph(
+    std::shared_ptr<Graph> graph, const std::vector<std::string>& inputNames, const ParameterDict& params)
+{
+    if (!graph || !graph->finalized())
+        throw UsageError("block '" + name() + "': setFixedGraph needs a finalized graph");
+    std::vector<int> bindInput(graph->variables().size(), -1);
+    std::vector<ParamPtr> bindParam(graph->variables().size());
+    std::string missing;
+    for (size_t v = 0; v < graph->variables().size(); ++v) {
+        const std::string& vname = graph->node(graph->variables()[v]).name;
+        for (size_t i = 0; i < inputNames.size(); ++i)
+            if (inputNames[i] == vname)
+                bindInput[v] = static_cast<int>(i);
+        if (bindInput[v] >= 0)
+            continue;
+        if (!params.contains(vname)) {
+            missing += (missing.empty() ? "" : ", ") + vname;
+            continue;
+        }
+        bindParam[v] = params.at(vname);
+        this->params().add(bindParam[v]);
+    }
+    if (!missing.empty())
+        throw UsageError("block '" + name() + "': missing parameters: " + missing);
+    for (const std::string& in : inputNames)
+        if (!graph->findNode(in) || !graph->node(*graph->findNode(in)).isVariable())
+            throw UsageError("block '" + name() + "': input '" + in + "' is not a variable of the graph");
+    m_graph = std::move(graph);
+    m_bindInput = std::move(bindInput);
+    m_bindParam = std::move(bindParam);
+    m_fixedGraph = true;
+    m_exec.reset();
 }
 
 std::vector<Value> HybridBlock::traceInto(const std::vector<Value>& inputs)
@@ -320,6 +359,14 @@ std::vector<Value> HybridBlock::callCached(const std::vector<Value>& inputs)
     if (!m_graph)
         buildGraph(inputs.size());
     const Graph& g = *m_graph;
+    if (m_fixedGraph && m_bindInput.size() == g.variables().size()) {
+        size_t needed = 0;
+        for (int b : m_bindInput)
+            needed = std::max(needed, static_cast<size_t>(b + 1));
+        if (inputs.size() != needed)
+            throw UsageError("block '" + name() + "': expected " + std::to_string(needed) + " inputs, got "
+                + std::to_string(inputs.size()));
+    }
     if (!m_exec) {
         m_exec = std::make_unique<Executor>(m_graph, m_flags);
         m_exec->attach(&m_hookObserver);

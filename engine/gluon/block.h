@@ -123,6 +123,8 @@ public:
     Executor* executor() const { return m_exec.get(); }
     /// Forgets the traced graph and executor (MXNet's _clear_cached_op).
     void clearCache();
+    /// True for a block given a graph of its own (SymbolBlock), which is never retraced.
+    bool hasFixedGraph() const { return m_fixedGraph; }
 
 protected:
     using Block::Block;
@@ -131,6 +133,11 @@ protected:
         const std::string& grad_req = "write", bool differentiable = true);
     /// Runs hybrid_forward on symbols inside this block's name scope (used when a parent traces).
     std::vector<Value> traceInto(const std::vector<Value>& inputs);
+    /// Gives the block a graph of its own instead of tracing one (SymbolBlock): variables named in
+    /// `inputNames` are the inputs, in that order; every other variable must be in `params`
+    /// (UsageError naming the missing ones). The block is then always run as a cached graph.
+    void setFixedGraph(std::shared_ptr<Graph> graph, const std::vector<std::string>& inputNames,
+        const ParameterDict& params);
 
 private:
     void buildGraph(size_t numInputs);
@@ -149,6 +156,7 @@ private:
     std::vector<ParamPtr> m_bindParam;
     std::vector<Tensor> m_args;
     bool m_paramsReady = false; // no deferred parameter left below this block
+    bool m_fixedGraph = false; // graph given by setFixedGraph, never retraced
 };
 
 /// Returns the root of a hint's counters (tests use it to start from a fresh process's state).

@@ -20,6 +20,7 @@ void registerAllOps(OpRegistry& r)
     registerBroadcast(r);
     registerScalarOps(r);
     registerUnary(r);
+    registerUnaryActivation(r);
     registerReduce(r);
     registerDot(r);
 }

@@ -21,6 +21,7 @@ void registerElemwiseBinary(OpRegistry& r); // elemwise_add/sub/mul/div
 void registerBroadcast(OpRegistry& r); // broadcast_add/sub/mul/div/maximum/minimum
 void registerScalarOps(OpRegistry& r); // _plus_scalar … _power_scalar
 void registerUnary(OpRegistry& r); // exp, log, sqrt, square, abs, negative, clip
+void registerUnaryActivation(OpRegistry& r); // relu, sigmoid, tanh, softsign
 void registerReduce(OpRegistry& r); // sum, mean, max
 void registerDot(OpRegistry& r); // dot, batch_dot
 

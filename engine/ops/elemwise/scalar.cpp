@@ -1,11 +1,134 @@
+// Tensor-with-scalar ops (MXNet 1.x elemwise_binary_scalar_op_basic.cc and _extended.cc):
+// _plus_scalar, _minus_scalar, _rminus_scalar, _mul_scalar, _div_scalar, _rdiv_scalar, _power_scalar.
+// Attributes as NumpyBinaryScalarParam: `scalar` (float, default 1) and `is_int` (bool, default
+// True; it only selects the output dtype in MXNet, and every tensor here is float32). MXNet casts
+// the scalar to the tensor's dtype before applying the op, as done here.
+
+#include "ops/elemwise/binary_kernels.h"
+#include "ops/elemwise/elemwise_util.h"
 #include "ops/register_all.h"
 #include "ops/registry.h"
 
+#include <cmath>
+
 namespace opscope {
+
+namespace {
+struct ScalarParams : OpParams {
+    double scalar = 1.0;
+    bool isInt = true;
+};
+
+enum class ScalarOp { Plus, Minus, RMinus, Mul, Div, RDiv, Power };
+
+constexpr const char* kInputNames[] = { "data" };
+
+void apply(ScalarOp op, const float* x, float s, float* y, int64_t n)
+{
+    elemwise::ConstArrayMap a(x, n);
+    elemwise::ArrayMap o(y, n);
+    switch (op) {
+    case ScalarOp::Plus:
+        o = a + s;
+        break;
+    case ScalarOp::Minus:
+        o = a - s;
+        break;
+    case ScalarOp::RMinus:
+        o = s - a;
+        break;
+    case ScalarOp::Mul:
+        o = a * s;
+        break;
+    case ScalarOp::Div:
+        o = a / s;
+        break;
+    case ScalarOp::RDiv:
+        o = s / a;
+        break;
+    case ScalarOp::Power:
+        o = a.unaryExpr([s](float v) { return std::pow(v, s); }); // powf, as MXNet and NumPy
+        break;
+    }
+}
+
+KernelFactory referenceKernel(ScalarOp op)
+{
+    return [op](const OpParams& p, std::span<const Shape>, std::span<const Shape>) {
+        return lambdaKernel(paramsAs<ScalarParams>(p),
+            [op](const ScalarParams& params, std::span<const Tensor* const> in, std::span<Tensor* const> out,
+                RunContext&) {
+                apply(op, in[0]->data(), static_cast<float>(params.scalar), out[0]->data(), out[0]->size());
+            });
+    };
+}
+
+// Every scalar op is one oneDNN primitive: eltwise_linear (alpha·x + beta, exact for these
+// coefficients), eltwise_pow (alpha·x^beta), or a binary division by a held constant (exact,
+// where x · (1/s) would not be).
+KernelFactory dnnlKernel(ScalarOp op)
+{
+    return [op](const OpParams& p, std::span<const Shape> in, std::span<const Shape>) -> std::unique_ptr<Kernel> {
+        using dnnl::algorithm;
+        using elemwise::DnnlEltwiseKernel;
+        const float s = static_cast<float>(paramsAs<ScalarParams>(p).scalar);
+        const Shape& shape = in[0];
+        switch (op) {
+        case ScalarOp::Plus:
+            return std::make_unique<DnnlEltwiseKernel>(algorithm::eltwise_linear, 1.0f, s, shape);
+        case ScalarOp::Minus:
+            return std::make_unique<DnnlEltwiseKernel>(algorithm::eltwise_linear, 1.0f, -s, shape);
+        case ScalarOp::RMinus:
+            return std::make_unique<DnnlEltwiseKernel>(algorithm::eltwise_linear, -1.0f, s, shape);
+        case ScalarOp::Mul:
+            return std::make_unique<DnnlEltwiseKernel>(algorithm::eltwise_linear, s, 0.0f, shape);
+        case ScalarOp::Div:
+            return std::make_unique<elemwise::DnnlBinaryKernel>(algorithm::binary_div, shape, s);
+        case ScalarOp::RDiv:
+            return std::make_unique<DnnlEltwiseKernel>(algorithm::eltwise_pow, s, -1.0f, shape);
+        case ScalarOp::Power:
+            return std::make_unique<DnnlEltwiseKernel>(algorithm::eltwise_pow, 1.0f, s, shape);
+        }
+        return nullptr;
+    };
+}
+
+OpDef scalarOp(const std::string& name, ScalarOp op)
+{
+    OpDef d;
+    d.name = name;
+    d.parse = [name](const AttrMap& attrs) {
+        AttrReader reader(attrs, name);
+        auto p = std::make_shared<ScalarParams>();
+        p->scalar = reader.getFloat("scalar", 1.0);
+        p->isInt = reader.getBool("is_int", true);
+        return p;
+    };
+    d.numInputs = [](const OpParams&) { return 1; };
+    d.numOutputs = [](const OpParams&) { return 1; };
+    // MXNet registers no FListInputNames for these ops (its op hook reports `input0`).
+    d.inferShape = [](const OpParams&, std::vector<Shape>& in, std::vector<Shape>& out) {
+        elemwise::inferSameShape(in, out, kInputNames);
+    };
+    d.reference = referenceKernel(op);
+    d.dnnl = dnnlKernel(op);
+    d.dnnlPays = [op](const OpParams&, std::span<const Shape>, std::span<const Shape> out) {
+        return elemwise::elementsPay(
+            out, op == ScalarOp::Power ? elemwise::kDnnlMinElementsTranscendental : elemwise::kDnnlMinElements);
+    };
+    return d;
+}
+} // namespace
 
 void registerScalarOps(OpRegistry& r)
 {
-    (void)r;
+    r.add(scalarOp("_plus_scalar", ScalarOp::Plus), { "_PlusScalar" });
+    r.add(scalarOp("_minus_scalar", ScalarOp::Minus), { "_MinusScalar" });
+    r.add(scalarOp("_rminus_scalar", ScalarOp::RMinus), { "_RMinusScalar" });
+    r.add(scalarOp("_mul_scalar", ScalarOp::Mul), { "_MulScalar" });
+    r.add(scalarOp("_div_scalar", ScalarOp::Div), { "_DivScalar" });
+    r.add(scalarOp("_rdiv_scalar", ScalarOp::RDiv), { "_RDivScalar" });
+    r.add(scalarOp("_power_scalar", ScalarOp::Power), { "_PowerScalar" });
 }
 
 } // namespace opscope

@@ -1,11 +1,166 @@
+// Activation (MXNet 1.9 src/operator/nn/activation.cc) and the oneDNN eltwise kernel shared with
+// LeakyReLU.
+
+#include "core/error.h"
+#include "ops/nn/activation_kernels.h"
 #include "ops/register_all.h"
 #include "ops/registry.h"
 
+#include <Eigen/Core>
+#include <algorithm>
+#include <unordered_map>
+
 namespace opscope {
+
+namespace {
+
+class DnnlEltwiseKernel final : public Kernel {
+public:
+    DnnlEltwiseKernel(const Shape& shape, dnnl::algorithm alg, float alpha, float beta, float outScale)
+        : m_size(shape.size())
+        , m_scale(outScale)
+    {
+        using namespace dnnlutil;
+        // Elementwise: the tensor is one flat run of values whatever its shape.
+        const auto desc = plainDesc(Shape({ shape.size() }));
+        const dnnl::eltwise_forward::desc opDesc(dnnl::prop_kind::forward_inference, alg, desc, alpha, beta);
+        m_primitive = dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc(opDesc, cpuEngine()));
+        m_src = dnnl::memory(desc, cpuEngine(), DNNL_MEMORY_NONE);
+        m_dst = dnnl::memory(desc, cpuEngine(), DNNL_MEMORY_NONE);
+        m_args = { { DNNL_ARG_SRC, m_src }, { DNNL_ARG_DST, m_dst } };
+    }
+
+    void run(std::span<const Tensor* const> in, std::span<Tensor* const> out, RunContext&) override
+    {
+        m_src.set_data_handle(in[0]->data());
+        m_dst.set_data_handle(out[0]->data());
+        dnnl::stream& s = dnnlutil::threadStream();
+        m_primitive.execute(s, m_args);
+        s.wait();
+        if (m_scale != 1.0f) Eigen::Map<Eigen::ArrayXf>(out[0]->data(), m_size) *= m_scale;
+    }
+
+    const char* backend() const override { return "dnnl"; }
+
+private:
+    int64_t m_size;
+    float m_scale;
+    dnnl::eltwise_forward m_primitive;
+    dnnl::memory m_src;
+    dnnl::memory m_dst;
+    std::unordered_map<int, dnnl::memory> m_args;
+};
+
+enum class ActType { ReLU, Sigmoid, Tanh, SoftReLU, SoftSign, LogSigmoid, Mish };
+
+struct ActivationParams : OpParams {
+    ActType type = ActType::ReLU;
+};
+
+ParamsPtr parseActivation(const AttrMap& attrs)
+{
+    AttrReader r(attrs, "Activation");
+    if (!r.has("act_type")) r.fail("act_type", "required but missing");
+    static const std::vector<std::string> names
+        = { "relu", "sigmoid", "tanh", "softrelu", "softsign", "log_sigmoid", "mish" };
+    const std::string t = r.getEnum("act_type", names, "");
+    auto p = std::make_shared<ActivationParams>();
+    p->type = static_cast<ActType>(std::find(names.begin(), names.end(), t) - names.begin());
+    return p;
+}
+
+void activationReference(
+    const ActivationParams& p, std::span<const Tensor* const> in, std::span<Tensor* const> out, RunContext&)
+{
+    const Eigen::Map<const Eigen::ArrayXf> x(in[0]->data(), in[0]->size());
+    Eigen::Map<Eigen::ArrayXf> y(out[0]->data(), out[0]->size());
+    // MXNet's softrelu returns x itself above 20, where log1p(exp(x)) == x in float.
+    const auto softrelu = (x > 20.0f).select(x, x.exp().log1p());
+    switch (p.type) {
+    case ActType::ReLU:
+        y = x.max(0.0f);
+        break;
+    case ActType::Sigmoid:
+        y = 1.0f / (1.0f + (-x).exp());
+        break;
+    case ActType::Tanh:
+        y = x.tanh();
+        break;
+    case ActType::SoftReLU:
+        y = softrelu;
+        break;
+    case ActType::SoftSign:
+        y = x / (1.0f + x.abs());
+        break;
+    case ActType::LogSigmoid:
+        // log(1 / (1 + exp(-x))), written so that neither branch overflows.
+        y = x.min(0.0f) - (-x.abs()).exp().log1p();
+        break;
+    case ActType::Mish:
+        y = x * softrelu.tanh();
+        break;
+    }
+}
+
+std::unique_ptr<Kernel> makeActivationDnnl(const OpParams& op, std::span<const Shape> in, std::span<const Shape>)
+{
+    using dnnl::algorithm;
+    switch (paramsAs<ActivationParams>(op).type) {
+    case ActType::ReLU:
+        return makeDnnlEltwiseKernel(in[0], algorithm::eltwise_relu);
+    case ActType::Sigmoid:
+        return makeDnnlEltwiseKernel(in[0], algorithm::eltwise_logistic);
+    case ActType::Tanh:
+        return makeDnnlEltwiseKernel(in[0], algorithm::eltwise_tanh);
+    case ActType::SoftReLU:
+        return makeDnnlEltwiseKernel(in[0], algorithm::eltwise_soft_relu);
+    case ActType::LogSigmoid:
+        return makeDnnlEltwiseKernel(in[0], algorithm::eltwise_logsigmoid);
+    case ActType::Mish:
+        return makeDnnlEltwiseKernel(in[0], algorithm::eltwise_mish);
+    case ActType::SoftSign:
+        break; // no oneDNN algorithm
+    }
+    return nullptr;
+}
+
+} // namespace
+
+std::unique_ptr<Kernel> makeDnnlEltwiseKernel(
+    const Shape& shape, dnnl::algorithm alg, float alpha, float beta, float outScale)
+{
+    try {
+        return std::make_unique<DnnlEltwiseKernel>(shape, alg, alpha, beta, outScale);
+    } catch (const dnnl::error&) {
+        return nullptr;
+    }
+}
+
+bool eltwiseDnnlPays(int64_t elements, double flopsPerElement)
+{
+    return static_cast<double>(elements) * flopsPerElement >= dnnlutil::kMinFlops;
+}
 
 void registerActivation(OpRegistry& r)
 {
-    (void)r;
+    OpDef def;
+    def.name = "Activation";
+    def.parse = parseActivation;
+    def.numInputs = [](const OpParams&) { return 1; };
+    def.numOutputs = [](const OpParams&) { return 1; };
+    // MXNet registers no input names (hence `relu0_fwd_input0`), and `output` for the output.
+    def.outputNames = [](const OpParams&) { return std::vector<std::string> { "output" }; };
+    def.inferShape = [](const OpParams&, std::vector<Shape>& in, std::vector<Shape>& out) { out[0] = in[0]; };
+    def.reference = [](const OpParams& op, std::span<const Shape>, std::span<const Shape>) {
+        return lambdaKernel(paramsAs<ActivationParams>(op), activationReference);
+    };
+    def.dnnl = makeActivationDnnl;
+    def.dnnlPays = [](const OpParams& op, std::span<const Shape> in, std::span<const Shape>) {
+        return eltwiseDnnlPays(in[0].size(), paramsAs<ActivationParams>(op).type == ActType::ReLU ? 1.0 : 8.0);
+    };
+    r.add(std::move(def));
+
+    registerLeakyReLU(r);
 }
 
 } // namespace opscope

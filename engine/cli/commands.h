@@ -1,0 +1,28 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace opscope::cli {
+
+/// Exit statuses of opscope-cli (scripts rely on them).
+enum ExitStatus { kOk = 0, kUsage = 2, kBadFile = 3, kRunFailed = 4 };
+
+struct RunOptions {
+    std::string model;
+    std::string params;
+    std::vector<std::string> inputs;
+    uint64_t seed = 0;
+    std::string mode = "hybrid";
+    bool monitorAll = false;
+    std::string hooks; ///< file or "-"
+    std::string dump;
+    std::string output;
+    std::string outputs;
+};
+
+int listCommand();
+int infoCommand(const std::string& model, const std::string& params, const std::vector<std::string>& inputs);
+int runCommand(const RunOptions& options);
+
+} // namespace opscope::cli

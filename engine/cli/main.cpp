@@ -1,0 +1,54 @@
+// opscope-cli: runs and inspects models without a window, for scripts and CI.
+
+#include "cli/commands.h"
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+using namespace opscope::cli;
+
+int main(int argc, char** argv)
+{
+    CLI::App app { "opscope-cli: run and inspect neural-network models (MXNet files or built-in samples)" };
+    app.require_subcommand(1);
+
+    app.add_subcommand("list", "list the built-in samples");
+
+    std::string infoModel, infoParams;
+    std::vector<std::string> infoInputs;
+    auto* info = app.add_subcommand("info", "inputs, outputs, operators, parameters and inferred shapes of a model");
+    info->add_option("MODEL", infoModel, "a -symbol.json file or sample:NAME")->required();
+    info->add_option("--params", infoParams, "parameter file (default: beside the symbol file, highest epoch)");
+    info->add_option("--input", infoInputs, "NAME=SHAPE for shape inference, e.g. data=1x1x28x28");
+
+    RunOptions r;
+    auto* run = app.add_subcommand("run", "run a model on inputs and report what its operators compute");
+    run->add_option("MODEL", r.model, "a -symbol.json file or sample:NAME")->required();
+    run->add_option("--params", r.params, "parameter file (default: beside the symbol file, highest epoch)");
+    run->add_option("--input", r.inputs, "NAME=FILE.npy or NAME=SHAPE[:ones|zeros|uniform|normal]");
+    run->add_option("--seed", r.seed, "seed of generated inputs and of sample parameters");
+    run->add_option("--mode", r.mode, "eager, hybrid, static_alloc or static_shape")
+        ->check(CLI::IsMember({ "eager", "hybrid", "static_alloc", "static_shape" }));
+    run->add_flag("--monitor-all", r.monitorAll, "report operator inputs too (MXNet's monitor_all)");
+    run->add_option("--hooks", r.hooks, "write one JSON object per op-hook call to FILE, or - for stdout");
+    run->add_option("--dump", r.dump, "write each hooked tensor to DIR/<name>.npy");
+    run->add_option("--output", r.output, "write the first output to FILE.npy");
+    run->add_option("--outputs", r.outputs, "write every output to DIR/output<i>.npy");
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        app.exit(e);
+        return kUsage;
+    }
+    if (app.got_subcommand("list"))
+        return listCommand();
+    if (app.got_subcommand("info"))
+        return infoCommand(infoModel, infoParams, infoInputs);
+    return runCommand(r);
+}

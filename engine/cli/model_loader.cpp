@@ -1,0 +1,107 @@
+#include "cli/model_loader.h"
+
+#include "core/error.h"
+#include "gluon/symbol_block.h"
+#include "io/params_file.h"
+#include "io/symbol_json.h"
+#include "models/registry.h"
+
+#include <filesystem>
+#include <set>
+
+namespace opscope::cli {
+
+namespace fs = std::filesystem;
+
+std::string findParamsBeside(const std::string& symbolFile)
+{
+    const std::string suffix = "-symbol.json";
+    if (symbolFile.size() <= suffix.size() || symbolFile.compare(symbolFile.size() - suffix.size(), suffix.size(), suffix) != 0)
+        return {};
+    const fs::path prefix(symbolFile.substr(0, symbolFile.size() - suffix.size()));
+    const fs::path dir = prefix.has_parent_path() ? prefix.parent_path() : fs::path(".");
+    const std::string stem = prefix.filename().string() + "-";
+    std::string best;
+    long bestEpoch = -1;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name.size() <= stem.size() + 7 || name.compare(0, stem.size(), stem) != 0
+            || name.compare(name.size() - 7, 7, ".params") != 0)
+            continue;
+        const std::string epoch = name.substr(stem.size(), name.size() - stem.size() - 7);
+        if (epoch.empty() || epoch.find_first_not_of("0123456789") != std::string::npos)
+            continue;
+        const long e = std::stol(epoch);
+        if (e > bestEpoch) {
+            bestEpoch = e;
+            best = entry.path().string();
+        }
+    }
+    return best;
+}
+
+LoadedModel loadModel(const std::string& spec, const std::string& paramsFile, uint64_t seed)
+{
+    LoadedModel m;
+    m.source = spec;
+    if (spec.rfind("sample:", 0) == 0) {
+        try {
+            samples::Sample s = samples::makeSample(spec.substr(7), seed);
+            m.block = s.block;
+            m.inputNames = s.inputNames;
+            m.defaultInputs = s.defaultInputs;
+            for (const Tensor& t : s.defaultInputs)
+                m.inputShapeHints.push_back(t.shape());
+        } catch (const Error& e) {
+            throw LoadError(e.what());
+        }
+        return m;
+    }
+    m.fromFile = true;
+    if (!fs::exists(spec))
+        throw LoadError(spec + ": no such file");
+    m.paramsFile = paramsFile.empty() ? findParamsBeside(spec) : paramsFile;
+    try {
+        Graph g = loadSymbolJson(spec);
+        std::set<std::string> paramNames;
+        if (!m.paramsFile.empty()) {
+            for (const auto& [name, value] : loadParams(m.paramsFile))
+                paramNames.insert(stripParamPrefix(name));
+        }
+        for (uint32_t v : g.variables()) {
+            const Node& n = g.node(v);
+            if (paramNames.count(n.name))
+                continue;
+            m.inputNames.push_back(n.name);
+            Shape hint;
+            auto it = n.attrs.find("__shape__");
+            if (it != n.attrs.end()) {
+                try {
+                    const auto dims = parseTupleAttr(it->second);
+                    hint = Shape(std::span<const int64_t>(dims));
+                } catch (const std::exception&) {
+                }
+            }
+            m.inputShapeHints.push_back(hint.known() ? hint : Shape());
+        }
+        if (m.paramsFile.empty() && !m.inputNames.empty()) {
+            // Without a params file every variable would be an input: say what is missing instead.
+            std::string names;
+            for (const auto& n : m.inputNames)
+                if (n != "data" && n.find("label") == std::string::npos)
+                    names += (names.empty() ? "" : ", ") + n;
+            if (!names.empty())
+                throw LoadError(spec + ": no .params file found beside it (looked for "
+                    + spec.substr(0, spec.size() - 12) + "-NNNN.params); parameters without values: " + names);
+        }
+        m.block = gluon::SymbolBlock::imports(spec, m.inputNames, m.paramsFile);
+    } catch (const LoadError&) {
+        throw;
+    } catch (const Error& e) {
+        throw LoadError(e.what());
+    }
+    return m;
+}
+
+} // namespace opscope::cli

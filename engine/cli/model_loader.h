@@ -1,0 +1,35 @@
+#pragma once
+
+#include "core/error.h"
+#include "gluon/block.h"
+
+#include <string>
+#include <vector>
+
+namespace opscope::cli {
+
+/// Failure to load a model, its parameters or an input file (exit status 3).
+class LoadError : public Error {
+public:
+    using Error::Error;
+};
+
+/// A model ready to run: a built-in sample or an MXNet `-symbol.json` with its parameters.
+struct LoadedModel {
+    std::string source;
+    std::shared_ptr<gluon::HybridBlock> block;
+    std::vector<std::string> inputNames;
+    std::vector<Tensor> defaultInputs; ///< samples only
+    std::vector<Shape> inputShapeHints; ///< from `__shape__` where the file gives one (else unknown)
+    bool fromFile = false;
+    std::string paramsFile;
+};
+
+/// `sample:NAME` or a path to `<prefix>-symbol.json`; its parameters are `paramsFile` when given,
+/// else `<prefix>-<epoch>.params` beside it with the highest epoch. Throws LoadError.
+LoadedModel loadModel(const std::string& spec, const std::string& paramsFile, uint64_t seed);
+
+/// The `.params` file beside a symbol file with the highest epoch ("" when there is none).
+std::string findParamsBeside(const std::string& symbolFile);
+
+} // namespace opscope::cli

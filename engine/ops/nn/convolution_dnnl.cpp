@@ -1,0 +1,183 @@
+#include "ops/dnnl/dnnl_common.h"
+#include "ops/nn/convolution.h"
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <unordered_map>
+
+namespace opscope {
+
+namespace {
+
+using dnnl::memory;
+
+// One tensor as the user holds it (plain, its buffer set on each run) and as the primitive
+// wants it (the same memory object when the formats agree, else a buffer of our own plus a
+// reorder between the two).
+struct Port {
+    memory user;
+    memory inner;
+    dnnl::reorder reorder;
+    std::unordered_map<int, memory> reorderArgs;
+    bool needsReorder = false;
+
+    Port(const memory::desc& plain, const memory::desc& wanted, bool toInner)
+        : user(plain, dnnlutil::cpuEngine(), DNNL_MEMORY_NONE)
+    {
+        needsReorder = wanted != plain;
+        if (!needsReorder) {
+            inner = user;
+            return;
+        }
+        inner = memory(wanted, dnnlutil::cpuEngine());
+        reorder = toInner ? dnnl::reorder(user, inner) : dnnl::reorder(inner, user);
+        reorderArgs = { { DNNL_ARG_FROM, toInner ? user : inner }, { DNNL_ARG_TO, toInner ? inner : user } };
+    }
+
+    void convert(dnnl::stream& s) { reorder.execute(s, reorderArgs); }
+};
+
+// 64 independent lanes of h = (h ^ word) * FNV prime over the values' bits. Each step is a
+// bijection of a lane's state, so changing any single value always changes the fingerprint;
+// several changes would have to cancel exactly within a lane to go unseen. One read of the
+// weights at memory speed (vectorised where AVX2 is available), and no copy of them kept.
+constexpr size_t kLanes = 64;
+struct Fingerprint {
+    std::array<uint32_t, kLanes> lanes {};
+    bool operator==(const Fingerprint&) const = default;
+};
+
+#if defined(__GNUC__) && defined(__x86_64__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+Fingerprint
+fingerprint(const float* values, size_t count)
+{
+    constexpr uint32_t kPrime = 0x01000193u;
+    uint32_t h[kLanes]; // a local array: the compiler keeps it in registers
+    for (size_t l = 0; l < kLanes; ++l)
+        h[l] = 0x811C9DC5u + static_cast<uint32_t>(l);
+    size_t i = 0;
+    for (; i + kLanes <= count; i += kLanes) {
+        for (size_t l = 0; l < kLanes; ++l) {
+            uint32_t word;
+            std::memcpy(&word, values + i + l, sizeof word);
+            h[l] = (h[l] ^ word) * kPrime;
+        }
+    }
+    for (size_t l = 0; i < count; ++i, ++l) {
+        uint32_t word;
+        std::memcpy(&word, values + i, sizeof word);
+        h[l] = (h[l] ^ word) * kPrime;
+    }
+    Fingerprint f;
+    std::memcpy(f.lanes.data(), h, sizeof h);
+    return f;
+}
+
+memory::desc anyFormat(const memory::desc& d)
+{
+    return { d.dims(), memory::data_type::f32, memory::format_tag::any };
+}
+
+// The primitive and its reorders are made once; run() only points the user memories at the
+// tensors' buffers. Weights in another format are reordered only when their fingerprint
+// changed since the last run: for ResNet's 512x512x3x3 weights the reorder costs about as
+// much as the convolution itself, the fingerprint a quarter to a third of that.
+class ConvolutionDnnl final : public Kernel {
+public:
+    ConvolutionDnnl(const ConvolutionParams& p, const Shape& data, const Shape& output)
+    {
+        const ConvGeometry g = ConvGeometry::from(p, data, output);
+        memory::dims strides, dilates, pads;
+        for (int i = 0; i < p.spatialDims(); ++i) {
+            const auto si = static_cast<size_t>(i);
+            strides.push_back(p.stride[si]);
+            dilates.push_back(p.dilate[si] - 1); // oneDNN counts the gaps: 0 is dense
+            pads.push_back(p.pad[si]);
+        }
+        // MXNet's (O, I/g, k...) weights are oneDNN's (g, O/g, I/g, k...) in the same memory.
+        Shape weights = g.groups > 1 ? Shape { g.groups, g.outChannelsPerGroup(), g.inChannelsPerGroup() }
+                                     : Shape { g.outChannels, g.inChannels };
+        for (int64_t k : p.kernel)
+            weights.push_back(k);
+        const memory::desc srcPlain = dnnlutil::plainDesc(data);
+        const memory::desc weightsPlain = dnnlutil::plainDesc(weights);
+        const memory::desc dstPlain = dnnlutil::plainDesc(output);
+        const memory::desc biasPlain = dnnlutil::plainDesc(Shape { g.outChannels });
+
+        // Padding on the right as on the left: oneDNN's output-size check floors as MXNet does.
+        const auto kind = dnnl::prop_kind::forward_inference;
+        const auto algo = dnnl::algorithm::convolution_direct;
+        const dnnl::convolution_forward::primitive_desc pd = p.noBias
+            ? dnnl::convolution_forward::primitive_desc(
+                dnnl::convolution_forward::desc(kind, algo, anyFormat(srcPlain), anyFormat(weightsPlain),
+                    anyFormat(dstPlain), strides, dilates, pads, pads),
+                dnnlutil::cpuEngine())
+            : dnnl::convolution_forward::primitive_desc(
+                dnnl::convolution_forward::desc(kind, algo, anyFormat(srcPlain), anyFormat(weightsPlain), biasPlain,
+                    anyFormat(dstPlain), strides, dilates, pads, pads),
+                dnnlutil::cpuEngine());
+        m_conv = dnnl::convolution_forward(pd);
+        m_src = std::make_unique<Port>(srcPlain, pd.src_desc(), true);
+        m_weights = std::make_unique<Port>(weightsPlain, pd.weights_desc(), true);
+        m_dst = std::make_unique<Port>(dstPlain, pd.dst_desc(), false);
+        m_convArgs = { { DNNL_ARG_SRC, m_src->inner }, { DNNL_ARG_WEIGHTS, m_weights->inner },
+            { DNNL_ARG_DST, m_dst->inner } };
+        if (!p.noBias) {
+            m_bias = memory(biasPlain, dnnlutil::cpuEngine(), DNNL_MEMORY_NONE);
+            m_convArgs[DNNL_ARG_BIAS] = m_bias;
+        }
+        m_weightsCount = static_cast<size_t>(weights.size());
+    }
+
+    void run(std::span<const Tensor* const> in, std::span<Tensor* const> out, RunContext&) override
+    {
+        dnnl::stream& s = dnnlutil::threadStream();
+        m_src->user.set_data_handle(in[0]->data());
+        m_dst->user.set_data_handle(out[0]->data());
+        if (m_bias) m_bias.set_data_handle(in[2]->data());
+        if (m_src->needsReorder) m_src->convert(s);
+        const float* w = in[1]->data();
+        if (!m_weights->needsReorder) {
+            m_weights->user.set_data_handle(const_cast<float*>(w));
+        } else {
+            const Fingerprint seen = fingerprint(w, m_weightsCount);
+            if (!m_weightsValid || seen != m_weightsSeen) {
+                m_weights->user.set_data_handle(const_cast<float*>(w));
+                m_weights->convert(s);
+                m_weightsSeen = seen;
+                m_weightsValid = true;
+            }
+        }
+        m_conv.execute(s, m_convArgs);
+        if (m_dst->needsReorder) m_dst->convert(s);
+        s.wait();
+    }
+
+    const char* backend() const override { return "dnnl"; }
+
+private:
+    dnnl::convolution_forward m_conv;
+    std::unique_ptr<Port> m_src, m_weights, m_dst;
+    memory m_bias;
+    std::unordered_map<int, memory> m_convArgs;
+    size_t m_weightsCount = 0;
+    Fingerprint m_weightsSeen;
+    bool m_weightsValid = false;
+};
+
+} // namespace
+
+std::unique_ptr<Kernel> makeConvolutionDnnl(
+    const ConvolutionParams& p, std::span<const Shape> in, std::span<const Shape> out)
+{
+    try {
+        return std::make_unique<ConvolutionDnnl>(p, in[0], out[0]);
+    } catch (const dnnl::error&) {
+        return nullptr; // no oneDNN implementation for this geometry: the reference kernel runs
+    }
+}
+
+} // namespace opscope

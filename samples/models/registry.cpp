@@ -1,0 +1,65 @@
+#include "models/registry.h"
+
+#include "core/error.h"
+#include "gluon/name_manager.h"
+#include "models/sample_models.h"
+#include "tensor/random.h"
+
+namespace opscope::samples {
+
+namespace {
+    struct Entry {
+        const char* name;
+        const char* description;
+        Sample (*make)(uint64_t seed);
+    };
+    const Entry kEntries[] = {
+        { "mlp", "multilayer perceptron on 2-D points (spirals): Dense(32, relu), Dense(32, relu), Dense(3)", makeMlp },
+        { "lenet", "the MNIST network of MXNet's Gluon tutorial: two tanh Conv2D + max pooling, two tanh Dense",
+            makeLenet },
+        { "mini-resnet", "small residual network: Conv2D, BatchNorm, residual add, global average pooling", makeMiniResnet },
+        { "tiny-transformer", "one attention block: Embedding, batch_dot attention, softmax, LayerNorm, Dense(flatten=false)",
+            makeTinyTransformer },
+        { "nan-demo", "a network whose log node turns negative values into NaN for its default input", makeNanDemo },
+    };
+}
+
+std::vector<std::string> sampleNames()
+{
+    std::vector<std::string> out;
+    for (const Entry& e : kEntries)
+        out.emplace_back(e.name);
+    return out;
+}
+
+std::string sampleDescription(const std::string& name)
+{
+    for (const Entry& e : kEntries)
+        if (name == e.name)
+            return e.description;
+    return {};
+}
+
+Sample makeSample(const std::string& name, uint64_t seed)
+{
+    for (const Entry& e : kEntries) {
+        if (name != e.name)
+            continue;
+        gluon::resetNaming();
+        globalGenerator().seed(seed);
+        Sample s = e.make(seed);
+        s.name = e.name;
+        s.description = e.description;
+        if (s.inputNames.empty()) {
+            for (size_t i = 0; i < s.defaultInputs.size(); ++i)
+                s.inputNames.push_back(s.defaultInputs.size() == 1 ? std::string("data") : "data" + std::to_string(i));
+        }
+        return s;
+    }
+    std::string known;
+    for (const Entry& e : kEntries)
+        known += (known.empty() ? "" : ", ") + std::string(e.name);
+    throw UsageError("unknown sample '" + name + "' (built-in samples: " + known + ")");
+}
+
+} // namespace opscope::samples

@@ -1,0 +1,30 @@
+#pragma once
+
+#include "gluon/block.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace opscope::samples {
+
+/// A built-in model: a Gluon HybridBlock built and initialised from a seed, with a default input.
+struct Sample {
+    std::string name;
+    std::string description;
+    std::shared_ptr<gluon::HybridBlock> block;
+    std::vector<std::string> inputNames; ///< "data" (or data0, data1…), as the traced graph names them
+    std::vector<Tensor> defaultInputs;
+};
+
+/// Names of the built-in models, in display order: mlp, lenet, mini-resnet, tiny-transformer, nan-demo.
+std::vector<std::string> sampleNames();
+/// One-line description of a built-in model.
+std::string sampleDescription(const std::string& name);
+/// Builds a built-in model (not hybridized) with parameters initialised from `seed` and its default
+/// input. Block names start from a fresh count, so node names are the same every time.
+/// Throws UsageError for an unknown name (listing the known ones).
+Sample makeSample(const std::string& name, uint64_t seed = 0);
+
+} // namespace opscope::samples

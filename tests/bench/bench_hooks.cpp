@@ -1,0 +1,65 @@
+// Cost of op hooks: the seed model scaled up (64 Dense(16) layers, batch 2), and the `lenet` and
+// `mlp` samples, with no hook, a no-op hook and a no-op hook with monitor_all, eager and
+// hybridized. tests/bench/report.py derives ns per hook call and the hybrid/eager ratios.
+
+#include "gluon/nn/basic_layers.h"
+#include "gluon/sequential.h"
+#include "models/registry.h"
+
+#include <benchmark/benchmark.h>
+
+using namespace opscope;
+using namespace opscope::gluon;
+
+namespace {
+
+struct Model {
+    std::shared_ptr<HybridBlock> block;
+    std::vector<Tensor> inputs;
+};
+
+Model makeModel(int which)
+{
+    if (which == 0) {
+        resetNaming();
+        auto net = std::make_shared<HybridSequential>("dense_");
+        {
+            auto scope = net->name_scope();
+            for (int i = 0; i < 64; ++i)
+                net->add(std::make_shared<nn::Dense>(16));
+        }
+        net->initialize();
+        return { net, { Tensor::ones(Shape({ 2, 16 })) } };
+    }
+    samples::Sample s = samples::makeSample(which == 1 ? "lenet" : "mlp");
+    return { s.block, s.defaultInputs };
+}
+
+// arg 0: model (0 seed×64, 1 lenet, 2 mlp); arg 1: 0 eager, 1 hybridized; arg 2: 0 no hook, 1 no-op, 2 no-op monitor_all
+void BM_Hooks(benchmark::State& state)
+{
+    Model m = makeModel(static_cast<int>(state.range(0)));
+    if (state.range(1) == 1)
+        m.block->hybridize(true, true);
+    uint64_t calls = 0;
+    if (state.range(2) > 0)
+        m.block->register_op_hook(
+            [&calls](std::string_view, std::string_view, const TensorView& v) {
+                ++calls;
+                benchmark::DoNotOptimize(v.data());
+            },
+            state.range(2) == 2);
+    m.block->call(m.inputs);
+    calls = 0;
+    for (auto _ : state) {
+        auto out = m.block->call(m.inputs);
+        benchmark::DoNotOptimize(out);
+    }
+    state.counters["hook_calls_per_iter"] = static_cast<double>(calls) / static_cast<double>(state.iterations());
+}
+
+BENCHMARK(BM_Hooks)->ArgsProduct({ { 0, 1, 2 }, { 0, 1 }, { 0, 1, 2 } })->ArgNames({ "model", "hybrid", "hook" });
+
+}
+
+BENCHMARK_MAIN();
