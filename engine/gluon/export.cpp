@@ -23,20 +23,17 @@ void export_(HybridBlock& block, const std::string& path, int epoch)
     const ParameterDict params = block.collect_params();
     for (const ParamPtr& p : params.values()) {
         auto it = variables.find(p->name());
-        if (it == variables.end())
-            continue;
+        if (it == variables.end()) continue;
         arrays.emplace_back((graph->isAuxiliary(it->second) ? "aux:" : "arg:") + p->name(), p->data());
     }
 
     const std::string symbolFile = path + "-symbol.json";
     const std::string text = saveSymbolJson(*graph);
     std::ofstream out(symbolFile, std::ios::binary | std::ios::trunc);
-    if (!out)
-        throw FileError(symbolFile + ": cannot open for writing");
+    if (!out) throw FileError(symbolFile + ": cannot open for writing");
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
     out.close();
-    if (!out)
-        throw FileError(symbolFile + ": write failed");
+    if (!out) throw FileError(symbolFile + ": write failed");
 
     char suffix[32];
     std::snprintf(suffix, sizeof suffix, "-%04d.params", epoch);

@@ -12,51 +12,46 @@
 namespace opscope::gluon {
 
 namespace {
-    // A variable's `__shape__` hint; unknown (-1, NumPy style) dimensions become 0, MXNet 1.x's
-    // unknown. Shape() when absent or malformed.
-    Shape shapeHint(const Node& n)
-    {
-        auto it = n.attrs.find("__shape__");
-        if (it == n.attrs.end())
-            return {};
-        try {
-            std::vector<int64_t> dims = parseTupleAttr(it->second);
-            for (int64_t& d : dims)
-                d = d < 0 ? 0 : d;
-            return Shape(std::span<const int64_t>(dims));
-        } catch (const std::exception&) {
-            return {};
-        }
-    }
-
-    // Parameter::setShape's rule: same rank, and every known dimension equal.
-    bool compatible(const Shape& expected, const Shape& actual)
-    {
-        if (expected.ndim() == 0)
-            return true;
-        if (expected.ndim() != actual.ndim())
-            return false;
-        for (int i = 0; i < expected.ndim(); ++i)
-            if (expected[i] != 0 && expected[i] != actual[i])
-                return false;
-        return true;
-    }
-
-    std::string joined(const std::vector<std::string>& names)
-    {
-        std::string s;
-        for (const std::string& n : names)
-            s += (s.empty() ? "" : ", ") + n;
-        return s;
+// A variable's `__shape__` hint; unknown (-1, NumPy style) dimensions become 0, MXNet 1.x's
+// unknown. Shape() when absent or malformed.
+Shape shapeHint(const Node& n)
+{
+    auto it = n.attrs.find("__shape__");
+    if (it == n.attrs.end()) return {};
+    try {
+        std::vector<int64_t> dims = parseTupleAttr(it->second);
+        for (int64_t& d : dims)
+            d = d < 0 ? 0 : d;
+        return Shape(std::span<const int64_t>(dims));
+    } catch (const std::exception&) {
+        return {};
     }
 }
+
+// Parameter::setShape's rule: same rank, and every known dimension equal.
+bool compatible(const Shape& expected, const Shape& actual)
+{
+    if (expected.ndim() == 0) return true;
+    if (expected.ndim() != actual.ndim()) return false;
+    for (int i = 0; i < expected.ndim(); ++i)
+        if (expected[i] != 0 && expected[i] != actual[i]) return false;
+    return true;
+}
+
+std::string joined(const std::vector<std::string>& names)
+{
+    std::string s;
+    for (const std::string& n : names)
+        s += (s.empty() ? "" : ", ") + n;
+    return s;
+}
+} // namespace
 
 std::shared_ptr<SymbolBlock> SymbolBlock::imports(
     const std::string& symbol_file, const std::vector<std::string>& input_names, const std::string& param_file)
 {
     auto block = std::make_shared<SymbolBlock>(loadSymbolJson(symbol_file), input_names);
-    if (!param_file.empty())
-        block->load_parameters(param_file);
+    if (!param_file.empty()) block->load_parameters(param_file);
     return block;
 }
 
@@ -64,8 +59,7 @@ SymbolBlock::SymbolBlock(Graph graph, std::vector<std::string> input_names, cons
     : HybridBlock("symbolblock", prefix)
     , m_inputNames(std::move(input_names))
 {
-    if (!graph.finalized())
-        throw UsageError("SymbolBlock: the graph must be finalized");
+    if (!graph.finalized()) throw UsageError("SymbolBlock: the graph must be finalized");
     for (size_t i = 0; i < m_inputNames.size(); ++i)
         for (size_t j = 0; j < i; ++j)
             if (m_inputNames[i] == m_inputNames[j])
@@ -80,8 +74,7 @@ SymbolBlock::SymbolBlock(Graph graph, std::vector<std::string> input_names, cons
             m_inputIndex[id] = static_cast<int>(it - m_inputNames.begin());
             continue;
         }
-        if (dict.contains(n.name))
-            continue; // two variables of one name are one parameter, as in MXNet
+        if (dict.contains(n.name)) continue; // two variables of one name are one parameter, as in MXNet
         dict.add(std::make_shared<Parameter>(n.name, shapeHint(n), nullptr, g->isAuxiliary(id) ? "null" : "write"));
     }
     setFixedGraph(g, m_inputNames, dict);
@@ -100,26 +93,22 @@ void SymbolBlock::load_parameters(const std::string& filename, bool allow_missin
     }
     std::vector<std::string> missing, extra;
     for (const ParamPtr& p : params().values())
-        if (!byName.count(p->name()))
-            missing.push_back(p->name());
+        if (!byName.count(p->name())) missing.push_back(p->name());
     for (const auto& [name, t] : byName)
-        if (!params().contains(name))
-            extra.push_back(name);
+        if (!params().contains(name)) extra.push_back(name);
     if (!missing.empty() && !allow_missing)
-        throw UsageError(filename + ": missing parameter" + (missing.size() > 1 ? "s" : "") + " that the graph needs: "
-            + joined(missing));
+        throw UsageError(filename + ": missing parameter" + (missing.size() > 1 ? "s" : "")
+            + " that the graph needs: " + joined(missing));
     if (!extra.empty() && !ignore_extra)
-        throw UsageError(filename + ": array" + (extra.size() > 1 ? "s" : "") + " not used by the graph: "
-            + joined(extra) + " (pass ignore_extra to skip them)");
+        throw UsageError(filename + ": array" + (extra.size() > 1 ? "s" : "")
+            + " not used by the graph: " + joined(extra) + " (pass ignore_extra to skip them)");
 
     std::map<std::string, Shape> loaded;
     for (const ParamPtr& p : params().values()) {
         auto it = byName.find(p->name());
-        if (it == byName.end())
-            continue;
+        if (it == byName.end()) continue;
         const Tensor& t = it->second;
-        if (!t.defined())
-            throw FileError(filename + ": parameter '" + p->name() + "' is an empty array");
+        if (!t.defined()) throw FileError(filename + ": parameter '" + p->name() + "' is an empty array");
         if (!compatible(p->shape(), t.shape()))
             throw ShapeError(filename + ": parameter '" + p->name() + "': the graph expects shape " + p->shape().str()
                 + ", the file holds " + t.shape().str());
@@ -134,13 +123,11 @@ void SymbolBlock::load_parameters(const std::string& filename, bool allow_missin
             inputShapes[static_cast<size_t>(m_inputIndex[id])] = shapeHint(m_symbol->node(id));
             inputsKnown = inputsKnown && inputShapes[static_cast<size_t>(m_inputIndex[id])].known();
         }
-    if (inputsKnown)
-        checkShapes(inputShapes, loaded, filename);
+    if (inputsKnown) checkShapes(inputShapes, loaded, filename);
 
     for (const ParamPtr& p : params().values()) {
         auto it = byName.find(p->name());
-        if (it == byName.end())
-            continue;
+        if (it == byName.end()) continue;
         p->set_data(it->second);
         m_loadedFrom[p->name()] = filename;
     }
@@ -165,19 +152,16 @@ void SymbolBlock::checkShapes(const std::vector<Shape>& inputShapes, const std::
         return; // the inputs alone do not determine every shape: the run itself will report
     }
     for (uint32_t id : g.variables()) {
-        if (m_inputIndex[id] >= 0)
-            continue;
+        if (m_inputIndex[id] >= 0) continue;
         const std::string& name = g.node(id).name;
         auto it = values.find(name);
         const Shape& want = inferred[g.entryId(id, 0)];
-        if (it == values.end() || !want.known() || it->second == want)
-            continue;
+        if (it == values.end() || !want.known() || it->second == want) continue;
         std::string inputs;
         for (size_t i = 0; i < m_inputNames.size() && i < inputShapes.size(); ++i)
             inputs += (inputs.empty() ? "" : ", ") + m_inputNames[i] + " " + inputShapes[i].str();
         std::string source = loadingFile;
-        if (auto from = m_loadedFrom.find(name); source.empty() && from != m_loadedFrom.end())
-            source = from->second;
+        if (auto from = m_loadedFrom.find(name); source.empty() && from != m_loadedFrom.end()) source = from->second;
         throw ShapeError((source.empty() ? std::string() : source + ": ") + "parameter '" + name + "' has shape "
             + it->second.str() + ", but the graph needs " + want.str() + " for input shape"
             + (inputShapes.size() > 1 ? "s " : " ") + inputs);
@@ -186,9 +170,8 @@ void SymbolBlock::checkShapes(const std::vector<Shape>& inputShapes, const std::
 
 std::vector<Value> SymbolBlock::forward(const std::vector<Value>& inputs)
 {
-    const bool eager = !inputs.empty() && std::none_of(inputs.begin(), inputs.end(), [](const Value& v) {
-        return v.isSymbol() || !v.defined();
-    });
+    const bool eager = !inputs.empty()
+        && std::none_of(inputs.begin(), inputs.end(), [](const Value& v) { return v.isSymbol() || !v.defined(); });
     if (eager && inputs.size() == m_inputNames.size()) {
         std::vector<Shape> inputShapes;
         for (const Value& v : inputs)
@@ -197,8 +180,7 @@ std::vector<Value> SymbolBlock::forward(const std::vector<Value>& inputs)
         std::map<std::string, Shape> values;
         for (const ParamPtr& p : params().values()) {
             key.push_back(p->initialized() ? p->data().shape() : Shape());
-            if (p->initialized())
-                values[p->name()] = p->data().shape();
+            if (p->initialized()) values[p->name()] = p->data().shape();
         }
         if (key != m_checkedShapes) {
             checkShapes(inputShapes, values, {});

@@ -7,11 +7,10 @@
 #include "io/params_file.h"
 #include "io/symbol_json.h"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <gtest/gtest.h>
 #include <random>
 
 using namespace opscope;
@@ -42,12 +41,10 @@ private:
     {
         switch (m_rng() % 7) {
         case 0: // flip one bit
-            if (!s.empty())
-                s[m_rng() % s.size()] ^= static_cast<char>(1u << (m_rng() % 8));
+            if (!s.empty()) s[m_rng() % s.size()] ^= static_cast<char>(1u << (m_rng() % 8));
             break;
         case 1: // random byte
-            if (!s.empty())
-                s[m_rng() % s.size()] = static_cast<char>(m_rng());
+            if (!s.empty()) s[m_rng() % s.size()] = static_cast<char>(m_rng());
             break;
         case 2: // insert a token (JSON punctuation, a boundary number, …)
             s.insert(pos(s), m_tokens[m_rng() % m_tokens.size()]);
@@ -58,20 +55,18 @@ private:
             break;
         }
         case 4: { // duplicate a chunk elsewhere
-            if (s.empty())
-                break;
+            if (s.empty()) break;
             const size_t at = m_rng() % s.size();
             const std::string chunk = s.substr(at, 1 + m_rng() % 32);
             s.insert(pos(s), chunk);
             break;
         }
         case 5: { // overwrite 4 or 8 bytes with a boundary value
-            static const uint64_t kValues[] = { 0, 1, 0xff, 0x7fffffff, 0x80000000, 0xffffffff, 0xF993fac9,
-                0xF993faca, 0x7fffffffffffffffULL, ~0ULL, 1ULL << 32, 6, 7 };
+            static const uint64_t kValues[] = { 0, 1, 0xff, 0x7fffffff, 0x80000000, 0xffffffff, 0xF993fac9, 0xF993faca,
+                0x7fffffffffffffffULL, ~0ULL, 1ULL << 32, 6, 7 };
             const uint64_t v = kValues[m_rng() % std::size(kValues)];
             const size_t width = m_rng() % 2 ? 4 : 8;
-            if (s.size() < width)
-                break;
+            if (s.size() < width) break;
             const size_t at = m_rng() % (s.size() - width + 1);
             for (size_t i = 0; i < width; ++i)
                 s[at + i] = static_cast<char>((v >> (8 * i)) & 0xff);
@@ -115,22 +110,23 @@ template <class Fn> void fuzz(const std::vector<std::string>& seeds, Mutator& m,
     EXPECT_GT(rejected, count / 10);
 }
 
-}
+} // namespace
 
 TEST(Fuzz, SymbolJsonReader)
 {
     std::vector<std::string> seeds;
-    for (const char* f : { "mnist-symbol.json", "lenet-symbol.json", "legacy-mlp-symbol.json", "v08-mlp-bn-symbol.json" })
+    for (const char* f :
+        { "mnist-symbol.json", "lenet-symbol.json", "legacy-mlp-symbol.json", "v08-mlp-bn-symbol.json" })
         seeds.push_back(readBytes(shared(std::string("models/") + f)));
-    Mutator m(20240917u, { "[", "]", "{", "}", ",", ":", "\"", "0", "-1", "4294967296", "1e999", "null", "true",
-                             "\"null\"", "[0, 0, 0]", "\"op\": \"null\", ", "\\u0000", "\xff", "\"attrs\": {}, " });
+    Mutator m(20240917u,
+        { "[", "]", "{", "}", ",", ":", "\"", "0", "-1", "4294967296", "1e999", "null", "true", "\"null\"", "[0, 0, 0]",
+            "\"op\": \"null\", ", "\\u0000", "\xff", "\"attrs\": {}, " });
     const auto start = std::chrono::steady_clock::now();
     fuzz(seeds, m, iterations(10000), [](const std::string& text) {
         Graph g = parseSymbolJson(text, "fuzz.json");
         // What loads can be written and read back.
         Graph back = parseSymbolJson(saveSymbolJson(g), "fuzz-saved.json");
-        if (back.size() != g.size())
-            throw std::logic_error("round trip changed the node count");
+        if (back.size() != g.size()) throw std::logic_error("round trip changed the node count");
     });
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     RecordProperty("seconds", std::to_string(seconds));
@@ -159,7 +155,6 @@ TEST(Fuzz, ParamsReader)
         for (const auto& [name, t] : arrays)
             elements += t.defined() ? static_cast<size_t>(t.size()) : 0;
         // Every element read takes at least one byte of the input.
-        if (elements > bytes.size())
-            throw std::logic_error("read more elements than the input has bytes");
+        if (elements > bytes.size()) throw std::logic_error("read more elements than the input has bytes");
     });
 }

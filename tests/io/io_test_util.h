@@ -3,11 +3,10 @@
 #include "core/error.h"
 #include "graph/graph.h"
 
-#include <gtest/gtest.h>
-
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <gtest/gtest.h>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -67,29 +66,26 @@ private:
 /// Same operators (canonical names), node names, attributes, inputs and heads, node by node.
 inline ::testing::AssertionResult sameGraph(const Graph& a, const Graph& b)
 {
-    if (a.size() != b.size())
-        return ::testing::AssertionFailure() << a.size() << " nodes vs " << b.size();
+    if (a.size() != b.size()) return ::testing::AssertionFailure() << a.size() << " nodes vs " << b.size();
     for (uint32_t i = 0; i < a.size(); ++i) {
         const Node& x = a.node(i);
         const Node& y = b.node(i);
         const std::string opX = x.def ? x.def->name : "null";
         const std::string opY = y.def ? y.def->name : "null";
         if (opX != opY || x.name != y.name)
-            return ::testing::AssertionFailure() << "node " << i << ": " << opX << " '" << x.name << "' vs " << opY
-                                                 << " '" << y.name << "'";
+            return ::testing::AssertionFailure()
+                << "node " << i << ": " << opX << " '" << x.name << "' vs " << opY << " '" << y.name << "'";
         if (x.attrs != y.attrs)
             return ::testing::AssertionFailure() << "node " << i << " '" << x.name << "': attributes differ";
         if (x.inputs != y.inputs)
             return ::testing::AssertionFailure() << "node " << i << " '" << x.name << "': inputs differ";
     }
-    if (a.heads() != b.heads())
-        return ::testing::AssertionFailure() << "heads differ";
+    if (a.heads() != b.heads()) return ::testing::AssertionFailure() << "heads differ";
     return ::testing::AssertionSuccess();
 }
 
 /// Runs `fn`, expecting an exception of type E whose message contains every one of `parts`.
-template <class E, class Fn>
-::testing::AssertionResult throwsWith(Fn&& fn, const std::vector<std::string>& parts)
+template <class E, class Fn>::testing::AssertionResult throwsWith(Fn&& fn, const std::vector<std::string>& parts)
 {
     try {
         fn();

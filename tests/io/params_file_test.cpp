@@ -5,9 +5,8 @@
 #include "io/io_test_util.h"
 #include "io/params_file.h"
 
-#include <gtest/gtest.h>
-
 #include <cmath>
+#include <gtest/gtest.h>
 #include <limits>
 #include <map>
 
@@ -50,7 +49,7 @@ NamedTensors smallArrays()
         { "aux:m", Tensor::fromValues(Shape({ 2 }), std::vector<float> { 0.25f, -0.5f }) } };
 }
 
-}
+} // namespace
 
 TEST(ParamsFile, MnistExportV2WithArgPrefixes)
 {
@@ -113,8 +112,9 @@ TEST(ParamsFile, EveryDtypeBecomesFloat32)
     cases.push_back({ 0, Bytes().put(1.5f).put(-2.0f), { 1.5f, -2.0f } });
     cases.push_back({ 1, Bytes().put(0.1).put(-1e10), { 0.1f, -1e10f } });
     // float16: 1, -2.5, 65504 (largest), 2^-24 (smallest subnormal)
-    cases.push_back({ 2, Bytes().put<uint16_t>(0x3c00).put<uint16_t>(0xc100).put<uint16_t>(0x7bff).put<uint16_t>(0x0001),
-        { 1.0f, -2.5f, 65504.0f, std::ldexp(1.0f, -24) } });
+    cases.push_back(
+        { 2, Bytes().put<uint16_t>(0x3c00).put<uint16_t>(0xc100).put<uint16_t>(0x7bff).put<uint16_t>(0x0001),
+            { 1.0f, -2.5f, 65504.0f, std::ldexp(1.0f, -24) } });
     cases.push_back({ 3, Bytes().put<uint8_t>(0).put<uint8_t>(255), { 0, 255 } });
     cases.push_back({ 4, Bytes().put<int32_t>(-7).put<int32_t>(1 << 20), { -7, 1 << 20 } });
     cases.push_back({ 5, Bytes().put<int8_t>(-128).put<int8_t>(5), { -128, 5 } });
@@ -125,7 +125,8 @@ TEST(ParamsFile, EveryDtypeBecomesFloat32)
     cases.push_back({ 10, Bytes().put<uint32_t>(4000000000u).put<uint32_t>(9), { 4e9f, 9 } });
     cases.push_back({ 11, Bytes().put<uint64_t>(1ULL << 63).put<uint64_t>(2), { std::ldexp(1.0f, 63), 2 } });
     // bfloat16: 1, -3, 0.15625
-    cases.push_back({ 12, Bytes().put<uint16_t>(0x3f80).put<uint16_t>(0xc040).put<uint16_t>(0x3e20), { 1, -3, 0.15625f } });
+    cases.push_back(
+        { 12, Bytes().put<uint16_t>(0x3f80).put<uint16_t>(0xc040).put<uint16_t>(0x3e20), { 1, -3, 0.15625f } });
     for (const Case& c : cases) {
         SCOPED_TRACE("type_flag " + std::to_string(c.flag));
         Bytes b = header(1);
@@ -181,8 +182,8 @@ TEST(ParamsFile, SaveThenLoadIsIdentical)
     arrays.emplace_back("arg:big", Tensor::uniform(Shape({ 3, 4, 5, 2 }), -10, 10));
     arrays.emplace_back("arg:special",
         Tensor::fromValues(Shape({ 4 }),
-            std::vector<float> { std::numeric_limits<float>::infinity(), -0.0f, std::numeric_limits<float>::denorm_min(),
-                std::numeric_limits<float>::max() }));
+            std::vector<float> { std::numeric_limits<float>::infinity(), -0.0f,
+                std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::max() }));
     arrays.emplace_back("arg:none", Tensor());
     const std::string path = tempPath("round.params");
     saveParams(path, arrays);
@@ -192,8 +193,7 @@ TEST(ParamsFile, SaveThenLoadIsIdentical)
         SCOPED_TRACE(arrays[i].first);
         EXPECT_EQ(back[i].first, arrays[i].first);
         ASSERT_EQ(back[i].second.defined(), arrays[i].second.defined());
-        if (!arrays[i].second.defined())
-            continue;
+        if (!arrays[i].second.defined()) continue;
         EXPECT_EQ(back[i].second.shape(), arrays[i].second.shape());
         const auto x = back[i].second.toVector(), y = arrays[i].second.toVector();
         EXPECT_EQ(std::memcmp(x.data(), y.data(), x.size() * sizeof(float)), 0);
@@ -256,12 +256,14 @@ TEST(ParamsFileErrors, WrongMagic)
 {
     std::string bytes = serializeParams(smallArrays());
     bytes[0] = 0x13;
-    EXPECT_TRUE(throwsWith<FileError>([&] { parseParams(bytes, "bad.params"); }, { "bad.params: byte 0", "magic 0x113" }));
+    EXPECT_TRUE(
+        throwsWith<FileError>([&] { parseParams(bytes, "bad.params"); }, { "bad.params: byte 0", "magic 0x113" }));
     // A bad record magic that cannot be a legacy ndim either.
     Bytes b = header(1);
     b.u32(0xdeadbeef);
     EXPECT_TRUE(throwsWith<FileError>([&] { parseParams(b.str(), "rec.params"); }, { "byte 24", "0xdeadbeef" }));
-    EXPECT_TRUE(throwsWith<FileError>([&] { loadParams(shared("models/mnist-symbol.json")); }, { "mnist-symbol.json", "magic" }));
+    EXPECT_TRUE(throwsWith<FileError>(
+        [&] { loadParams(shared("models/mnist-symbol.json")); }, { "mnist-symbol.json", "magic" }));
 }
 
 TEST(ParamsFileErrors, SparseStorage)
@@ -294,10 +296,12 @@ TEST(ParamsFileErrors, AbsurdSizes)
         [&] { parseParams(header(1ULL << 60).u64(0).str(), "count.params"); }, { "byte 16", "array count" }));
     Bytes dims = header(1);
     record(dims, kV2, { 1LL << 40, 1LL << 40 }, 0).u64(0);
-    EXPECT_TRUE(throwsWith<FileError>([&] { parseParams(dims.str(), "dims.params"); }, { "dims.params", "needs more data" }));
+    EXPECT_TRUE(
+        throwsWith<FileError>([&] { parseParams(dims.str(), "dims.params"); }, { "dims.params", "needs more data" }));
     Bytes ndim = header(1);
     ndim.u32(kV2).i32(0).i32(1000000);
-    EXPECT_TRUE(throwsWith<FileError>([&] { parseParams(ndim.str(), "ndim.params"); }, { "byte 32", "1000000 dimensions" }));
+    EXPECT_TRUE(
+        throwsWith<FileError>([&] { parseParams(ndim.str(), "ndim.params"); }, { "byte 32", "1000000 dimensions" }));
     Bytes neg = header(1);
     neg.u32(kV2).i32(0).i32(1).i64(-5);
     EXPECT_TRUE(throwsWith<FileError>([&] { parseParams(neg.str(), "neg.params"); }, { "byte 36", "dimension -5" }));
@@ -311,6 +315,7 @@ TEST(ParamsFileErrors, AbsurdSizes)
 
 TEST(ParamsFileErrors, MissingFile)
 {
-    EXPECT_TRUE(throwsWith<FileError>([&] { loadParams("/nonexistent/x-0000.params"); }, { "/nonexistent/x-0000.params" }));
+    EXPECT_TRUE(
+        throwsWith<FileError>([&] { loadParams("/nonexistent/x-0000.params"); }, { "/nonexistent/x-0000.params" }));
     EXPECT_THROW(saveParams("/nonexistent/dir/y.params", smallArrays()), FileError);
 }

@@ -63,15 +63,20 @@ void writeMnistParamsWith(const std::string& path, const std::string& name, cons
     saveParams(path, arrays);
 }
 
-}
+} // namespace
 
 TEST(SymbolBlockImports, MnistMatchesPyTorch)
 {
     auto net = importMnist();
     EXPECT_EQ(net->collect_params().size(), 8u);
     EXPECT_EQ(net->collect_params().at("hybridsequential9_conv0_weight")->shape(), Shape({ 10, 1, 5, 5 }));
-    const Tensor out = net->call(readNpy(fixture("io/image_1x1x28x28.npy")));
+    const Tensor x = readNpy(fixture("io/image_1x1x28x28.npy"));
+    const Tensor out = net->call(x);
     EXPECT_TRUE(tensorsNear(out, readNpy(fixture("io/mnist_out.npy")), 1e-5f, 1e-4f));
+    // Replayed operator by operator (eager F), it computes the same.
+    const auto eager = net->hybrid_forward(F(), { Value(x) });
+    ASSERT_EQ(eager.size(), 1u);
+    EXPECT_TRUE(tensorsNear(eager[0].tensor(), out, 1e-6f, 1e-6f));
 }
 
 TEST(SymbolBlockImports, LenetMatchesPyTorch)
@@ -187,8 +192,7 @@ TEST(SymbolBlockErrors, MissingParametersAreAllNamed)
     const std::string path = tempPath("missing-0000.params");
     NamedTensors arrays;
     for (auto& [n, t] : loadParams(model("mnist-0035.params")))
-        if (n.find("dense1") == std::string::npos)
-            arrays.emplace_back(n, t);
+        if (n.find("dense1") == std::string::npos) arrays.emplace_back(n, t);
     saveParams(path, arrays);
     EXPECT_TRUE(throwsWith<UsageError>([&] { SymbolBlock::imports(model("mnist-symbol.json"), { "data" }, path); },
         { path, "hybridsequential9_dense1_weight", "hybridsequential9_dense1_bias" }));
@@ -213,7 +217,10 @@ TEST(SymbolBlockErrors, ParameterShapeContradictsInference)
     const std::string path = tempPath("wide-0000.params");
     writeMnistParamsWith(path, "hybridsequential9_conv0_weight", Tensor::ones(Shape({ 10, 2, 5, 5 })));
     auto net = SymbolBlock::imports(model("mnist-symbol.json"), { "data" }, path);
-    EXPECT_TRUE(throwsWith<ShapeError>([&] { net->call(Tensor::ones(Shape({ 1, 1, 28, 28 }))); },
+    EXPECT_TRUE(throwsWith<ShapeError>(
+        [&] {
+            net->call(Tensor::ones(Shape({ 1, 1, 28, 28 })));
+        },
         { path, "hybridsequential9_conv0_weight", "(10, 2, 5, 5)", "(10, 1, 5, 5)", "(1, 1, 28, 28)" }));
     // Data with 2 channels fits the loaded weight.
     EXPECT_EQ(net->call(Tensor::ones(Shape({ 1, 2, 28, 28 }))).shape(), Shape({ 1, 10 }));

@@ -8,7 +8,6 @@
 #include "io/symbol_json.h"
 
 #include <gtest/gtest.h>
-
 #include <map>
 
 using namespace opscope;
@@ -16,8 +15,8 @@ using namespace opscope::test;
 
 namespace {
 
-const std::string kSymbolFiles[] = { "mnist-symbol.json", "lenet-symbol.json", "legacy-mlp-symbol.json",
-    "v08-mlp-bn-symbol.json" };
+const std::string kSymbolFiles[]
+    = { "mnist-symbol.json", "lenet-symbol.json", "legacy-mlp-symbol.json", "v08-mlp-bn-symbol.json" };
 
 Graph loadShared(const std::string& leaf)
 {
@@ -27,8 +26,7 @@ Graph loadShared(const std::string& leaf)
 const Node& nodeNamed(const Graph& g, const std::string& name)
 {
     auto id = g.findNode(name);
-    if (!id)
-        throw std::runtime_error("no node " + name);
+    if (!id) throw std::runtime_error("no node " + name);
     return g.node(*id);
 }
 
@@ -67,13 +65,13 @@ std::string tinyJson(const std::string& fcInputs = "[[0, 0, 0], [1, 0, 0], [2, 0
         {"op": "null", "name": "fc_bias", "inputs": []},
         {"op": "FullyConnected", "name": "fc", "attrs": )"
         + fcAttrs + R"(, "inputs": )" + fcInputs + R"(},
-        {"op": ")" + reluOp
-        + R"(", "name": "relu", "attrs": {"act_type": "relu"}, "inputs": [[3, 0, 0]]}],
+        {"op": ")"
+        + reluOp + R"(", "name": "relu", "attrs": {"act_type": "relu"}, "inputs": [[3, 0, 0]]}],
       "arg_nodes": [0, 1, 2], "heads": )"
         + heads + R"(, "attrs": {"mxnet_version": ["int", 10600]}})";
 }
 
-}
+} // namespace
 
 TEST(SymbolJson, EveryModelFileLoads)
 {
@@ -120,16 +118,16 @@ TEST(SymbolJson, LegacyMlpVersion09)
 {
     Graph g = loadShared("legacy-mlp-symbol.json");
     EXPECT_EQ(names(g),
-        (std::vector<std::string> { "data", "reshape0", "pred_weight", "pred_bias", "pred", "softmax_label", "reshape1",
-            "softmax" }));
+        (std::vector<std::string> {
+            "data", "reshape0", "pred_weight", "pred_bias", "pred", "softmax_label", "reshape1", "softmax" }));
     EXPECT_EQ(nodeNamed(g, "reshape0").attrs.at("shape"), "(-1)");
     EXPECT_EQ(nodeNamed(g, "pred").attrs.at("num_hidden"), "10");
     EXPECT_EQ(nodeNamed(g, "pred_weight").attrs.at("num_hidden"), "10"); // kept on the variable, as MXNet does
     const Node& softmax = nodeNamed(g, "softmax");
     EXPECT_EQ(softmax.op, "SoftmaxOutput");
     EXPECT_EQ(softmax.inputSlots, (std::vector<std::string> { "data", "label" }));
-    const auto shapes = g.inferShapes(
-        variableShapes(g, { { "data", Shape({ 4, 1 }) }, { "softmax_label", Shape({ 4 }) } }));
+    const auto shapes
+        = g.inferShapes(variableShapes(g, { { "data", Shape({ 4, 1 }) }, { "softmax_label", Shape({ 4 }) } }));
     EXPECT_EQ(shapeOf(g, shapes, "pred_weight"), Shape({ 10, 1 }));
     EXPECT_EQ(shapeOf(g, shapes, "softmax"), Shape({ 4, 10 }));
 }
@@ -169,8 +167,8 @@ TEST(SymbolJson, Version08UpgradedLikeMxnet)
             "relu2", "fc3_weight", "fc3_bias", "fc3", "batchnorm0_gamma", "batchnorm0_beta", "batchnorm0_moving_mean",
             "batchnorm0_moving_var", "batchnorm0", "softmax_label", "softmax" }));
 
-    const auto shapes = g.inferShapes(
-        variableShapes(g, { { "data", Shape({ 2, 100 }) }, { "softmax_label", Shape({ 2 }) } }));
+    const auto shapes
+        = g.inferShapes(variableShapes(g, { { "data", Shape({ 2, 100 }) }, { "softmax_label", Shape({ 2 }) } }));
     EXPECT_EQ(shapeOf(g, shapes, "fc1_weight"), Shape({ 128, 100 }));
     EXPECT_EQ(shapeOf(g, shapes, "fc3_bias"), Shape({ 10 }));
     EXPECT_EQ(shapeOf(g, shapes, "batchnorm0_moving_var"), Shape({ 10 }));
@@ -268,34 +266,40 @@ TEST(SymbolJsonErrors, MissingNodesOrHeads)
 {
     EXPECT_TRUE(throwsWith<FileError>(
         [&] { parseSymbolJson(R"({"heads": [[0, 0, 0]]})", "a.json"); }, { "a.json", "missing \"nodes\"" }));
-    EXPECT_TRUE(throwsWith<FileError>([&] {
-        parseSymbolJson(R"({"nodes": [{"op": "null", "name": "x", "inputs": []}]})", "b.json");
-    },
+    EXPECT_TRUE(throwsWith<FileError>(
+        [&] { parseSymbolJson(R"({"nodes": [{"op": "null", "name": "x", "inputs": []}]})", "b.json"); },
         { "b.json", "missing \"heads\"" }));
     EXPECT_TRUE(throwsWith<FileError>([&] { parseSymbolJson("[1, 2]", "c.json"); }, { "c.json", "top level" }));
     EXPECT_TRUE(throwsWith<FileError>(
-        [&] { parseSymbolJson(tinyJson("[[0, 0, 0], [1, 0, 0], [2, 0, 0]]", R"({"num_hidden": "4"})", "Activation", "[]"), "d.json"); },
+        [&] {
+            parseSymbolJson(
+                tinyJson("[[0, 0, 0], [1, 0, 0], [2, 0, 0]]", R"({"num_hidden": "4"})", "Activation", "[]"), "d.json");
+        },
         { "d.json", "no outputs" }));
 }
 
 TEST(SymbolJsonErrors, MistypedFieldsNameTheNode)
 {
+    EXPECT_TRUE(
+        throwsWith<FileError>([&] { parseSymbolJson(tinyJson("[[0, 0, 0], [1, 0, 0], [2, \"x\", 0]]"), "t.json"); },
+            { "t.json", "node 3 'fc'", "input 2" }));
+    EXPECT_TRUE(
+        throwsWith<FileError>([&] { parseSymbolJson(tinyJson("[[0, 0, 0], [1, 0, 0], [-2, 0, 0]]"), "t.json"); },
+            { "t.json", "node 3 'fc'", "non-negative" }));
     EXPECT_TRUE(throwsWith<FileError>(
-        [&] { parseSymbolJson(tinyJson("[[0, 0, 0], [1, 0, 0], [2, \"x\", 0]]"), "t.json"); },
-        { "t.json", "node 3 'fc'", "input 2" }));
-    EXPECT_TRUE(throwsWith<FileError>(
-        [&] { parseSymbolJson(tinyJson("[[0, 0, 0], [1, 0, 0], [-2, 0, 0]]"), "t.json"); },
-        { "t.json", "node 3 'fc'", "non-negative" }));
-    EXPECT_TRUE(throwsWith<FileError>([&] { parseSymbolJson(tinyJson("[[0, 0, 0], [1, 0, 0], [2, 0, 0]]", R"({"num_hidden": 4})"), "t.json"); },
+        [&] { parseSymbolJson(tinyJson("[[0, 0, 0], [1, 0, 0], [2, 0, 0]]", R"({"num_hidden": 4})"), "t.json"); },
         { "t.json", "node 3 'fc'", "num_hidden", "must be a string" }));
-    EXPECT_TRUE(throwsWith<FileError>([&] { parseSymbolJson(tinyJson("{}"), "t.json"); },
-        { "t.json", "node 3 'fc'", "inputs" }));
+    EXPECT_TRUE(throwsWith<FileError>(
+        [&] { parseSymbolJson(tinyJson("{}"), "t.json"); }, { "t.json", "node 3 'fc'", "inputs" }));
 }
 
 TEST(SymbolJsonErrors, UnknownOperator)
 {
     EXPECT_TRUE(throwsWith<GraphError>(
-        [&] { parseSymbolJson(tinyJson("[[0, 0, 0], [1, 0, 0], [2, 0, 0]]", R"({"num_hidden": "4"})", "FancyOp"), "u.json"); },
+        [&] {
+            parseSymbolJson(
+                tinyJson("[[0, 0, 0], [1, 0, 0], [2, 0, 0]]", R"({"num_hidden": "4"})", "FancyOp"), "u.json");
+        },
         { "u.json", "node 4 'relu'", "unknown operator 'FancyOp'" }));
 }
 
@@ -308,14 +312,18 @@ TEST(SymbolJsonErrors, NonNumericAttribute)
 
 TEST(SymbolJsonErrors, DanglingInput)
 {
+    EXPECT_TRUE(
+        throwsWith<GraphError>([&] { parseSymbolJson(tinyJson("[[0, 0, 0], [1, 0, 0], [7, 0, 0]]"), "d.json"); },
+            { "d.json", "node 3 'fc'", "input 2", "node 7", "only 5 nodes" }));
+    EXPECT_TRUE(
+        throwsWith<GraphError>([&] { parseSymbolJson(tinyJson("[[0, 0, 0], [1, 0, 0], [2, 3, 0]]"), "d.json"); },
+            { "d.json", "node 3 'fc'", "output 3", "node 2 'fc_bias'" }));
     EXPECT_TRUE(throwsWith<GraphError>(
-        [&] { parseSymbolJson(tinyJson("[[0, 0, 0], [1, 0, 0], [7, 0, 0]]"), "d.json"); },
-        { "d.json", "node 3 'fc'", "input 2", "node 7", "only 5 nodes" }));
-    EXPECT_TRUE(throwsWith<GraphError>(
-        [&] { parseSymbolJson(tinyJson("[[0, 0, 0], [1, 0, 0], [2, 3, 0]]"), "d.json"); },
-        { "d.json", "node 3 'fc'", "output 3", "node 2 'fc_bias'" }));
-    EXPECT_TRUE(throwsWith<GraphError>(
-        [&] { parseSymbolJson(tinyJson("[[0, 0, 0], [1, 0, 0], [2, 0, 0]]", R"({"num_hidden": "4"})", "Activation", "[[9, 0, 0]]"), "d.json"); },
+        [&] {
+            parseSymbolJson(
+                tinyJson("[[0, 0, 0], [1, 0, 0], [2, 0, 0]]", R"({"num_hidden": "4"})", "Activation", "[[9, 0, 0]]"),
+                "d.json");
+        },
         { "d.json", "head 0", "node 9" }));
 }
 
@@ -332,16 +340,18 @@ TEST(SymbolJsonErrors, Cycle)
         {"op": "elemwise_add", "name": "a", "inputs": [[0, 0, 0], [2, 0, 0]]},
         {"op": "Activation", "name": "b", "attrs": {"act_type": "relu"}, "inputs": [[1, 0, 0]]}],
       "arg_nodes": [0], "heads": [[2, 0, 0]], "attrs": {"mxnet_version": ["int", 10600]}})";
-    EXPECT_TRUE(throwsWith<GraphError>([&] { parseSymbolJson(text, "cycle.json"); }, { "cycle.json", "cycle", "node 1 'a'" }));
+    EXPECT_TRUE(
+        throwsWith<GraphError>([&] { parseSymbolJson(text, "cycle.json"); }, { "cycle.json", "cycle", "node 1 'a'" }));
     const std::string self = R"({"nodes": [
         {"op": "null", "name": "x", "inputs": []},
         {"op": "elemwise_add", "name": "s", "inputs": [[0, 0, 0], [1, 0, 0]]}],
       "arg_nodes": [0], "heads": [[1, 0, 0]]})";
-    EXPECT_TRUE(throwsWith<GraphError>([&] { parseSymbolJson(self, "self.json"); }, { "self.json", "cycle", "node 1 's'" }));
+    EXPECT_TRUE(
+        throwsWith<GraphError>([&] { parseSymbolJson(self, "self.json"); }, { "self.json", "cycle", "node 1 's'" }));
 }
 
 TEST(SymbolJsonErrors, MissingFile)
 {
-    EXPECT_TRUE(throwsWith<FileError>(
-        [&] { loadSymbolJson("/nonexistent/dir/x-symbol.json"); }, { "/nonexistent/dir/x-symbol.json", "cannot open" }));
+    EXPECT_TRUE(throwsWith<FileError>([&] { loadSymbolJson("/nonexistent/dir/x-symbol.json"); },
+        { "/nonexistent/dir/x-symbol.json", "cannot open" }));
 }

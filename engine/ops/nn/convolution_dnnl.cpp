@@ -1,4 +1,5 @@
 #include "ops/dnnl/dnnl_common.h"
+#include "ops/nn/channels_last.h"
 #include "ops/nn/convolution.h"
 
 #include <array>
@@ -12,30 +13,72 @@ namespace {
 
 using dnnl::memory;
 
-// One tensor as the user holds it (plain, its buffer set on each run) and as the primitive
-// wants it (the same memory object when the formats agree, else a buffer of our own plus a
-// reorder between the two).
-struct Port {
-    memory user;
-    memory inner;
-    dnnl::reorder reorder;
-    std::unordered_map<int, memory> reorderArgs;
-    bool needsReorder = false;
-
-    Port(const memory::desc& plain, const memory::desc& wanted, bool toInner)
-        : user(plain, dnnlutil::cpuEngine(), DNNL_MEMORY_NONE)
+// One tensor as the user holds it (plain, its buffer bound on each run) and as the primitive reads
+// or writes it: the same memory when the formats agree; else a buffer of our own, filled (or
+// emptied) by our channels-last transposition when that is the format asked for, by a oneDNN
+// reorder otherwise.
+class Port {
+public:
+    Port(const memory::desc& plain, const memory::desc& wanted, bool intoPrimitive)
+        : m_user(plain, dnnlutil::cpuEngine(), DNNL_MEMORY_NONE)
+        , m_intoPrimitive(intoPrimitive)
     {
-        needsReorder = wanted != plain;
-        if (!needsReorder) {
-            inner = user;
+        if (wanted == plain) {
+            m_inner = m_user;
             return;
         }
-        inner = memory(wanted, dnnlutil::cpuEngine());
-        reorder = toInner ? dnnl::reorder(user, inner) : dnnl::reorder(inner, user);
-        reorderArgs = { { DNNL_ARG_FROM, toInner ? user : inner }, { DNNL_ARG_TO, toInner ? inner : user } };
+        m_inner = memory(wanted, dnnlutil::cpuEngine());
+        const memory::dims dims = plain.dims();
+        const bool spatial = dims.size() == 3 || dims.size() == 4;
+        const auto lastTag = dims.size() == 3 ? memory::format_tag::acb : memory::format_tag::acdb;
+        if (spatial && wanted == memory::desc(dims, memory::data_type::f32, lastTag)) {
+            m_conversion = Conversion::ChannelsLast;
+            m_batch = dims[0];
+            m_channels = dims[1];
+            m_positions = dims.size() == 3 ? dims[2] : dims[2] * dims[3];
+            return;
+        }
+        m_conversion = Conversion::Reorder;
+        m_reorder = intoPrimitive ? dnnl::reorder(m_user, m_inner) : dnnl::reorder(m_inner, m_user);
+        m_reorderArgs = { { DNNL_ARG_FROM, intoPrimitive ? m_user : m_inner },
+            { DNNL_ARG_TO, intoPrimitive ? m_inner : m_user } };
     }
 
-    void convert(dnnl::stream& s) { reorder.execute(s, reorderArgs); }
+    /// What the primitive reads or writes.
+    const memory& inner() const { return m_inner; }
+    bool converts() const { return m_conversion != Conversion::None; }
+
+    void bind(float* data)
+    {
+        m_data = data;
+        m_user.set_data_handle(data);
+    }
+
+    /// User -> primitive for inputs, primitive -> user for outputs.
+    void convert(dnnl::stream& s)
+    {
+        if (m_conversion == Conversion::Reorder) {
+            m_reorder.execute(s, m_reorderArgs);
+        } else if (m_conversion == Conversion::ChannelsLast) {
+            auto* inner = static_cast<float*>(m_inner.get_data_handle());
+            if (m_intoPrimitive)
+                toChannelsLast(m_data, inner, m_batch, m_channels, m_positions);
+            else
+                toChannelsFirst(inner, m_data, m_batch, m_channels, m_positions);
+        }
+    }
+
+private:
+    enum class Conversion { None, ChannelsLast, Reorder };
+
+    memory m_user;
+    memory m_inner;
+    bool m_intoPrimitive;
+    Conversion m_conversion = Conversion::None;
+    float* m_data = nullptr;
+    int64_t m_batch = 0, m_channels = 0, m_positions = 0;
+    dnnl::reorder m_reorder;
+    std::unordered_map<int, memory> m_reorderArgs;
 };
 
 // 64 independent lanes of h = (h ^ word) * FNV prime over the values' bits. Each step is a
@@ -123,8 +166,8 @@ public:
         m_src = std::make_unique<Port>(srcPlain, pd.src_desc(), true);
         m_weights = std::make_unique<Port>(weightsPlain, pd.weights_desc(), true);
         m_dst = std::make_unique<Port>(dstPlain, pd.dst_desc(), false);
-        m_convArgs = { { DNNL_ARG_SRC, m_src->inner }, { DNNL_ARG_WEIGHTS, m_weights->inner },
-            { DNNL_ARG_DST, m_dst->inner } };
+        m_convArgs = { { DNNL_ARG_SRC, m_src->inner() }, { DNNL_ARG_WEIGHTS, m_weights->inner() },
+            { DNNL_ARG_DST, m_dst->inner() } };
         if (!p.noBias) {
             m_bias = memory(biasPlain, dnnlutil::cpuEngine(), DNNL_MEMORY_NONE);
             m_convArgs[DNNL_ARG_BIAS] = m_bias;
@@ -135,24 +178,25 @@ public:
     void run(std::span<const Tensor* const> in, std::span<Tensor* const> out, RunContext&) override
     {
         dnnl::stream& s = dnnlutil::threadStream();
-        m_src->user.set_data_handle(in[0]->data());
-        m_dst->user.set_data_handle(out[0]->data());
+        m_src->bind(in[0]->data());
+        m_dst->bind(out[0]->data());
         if (m_bias) m_bias.set_data_handle(in[2]->data());
-        if (m_src->needsReorder) m_src->convert(s);
-        const float* w = in[1]->data();
-        if (!m_weights->needsReorder) {
-            m_weights->user.set_data_handle(const_cast<float*>(w));
+        m_src->convert(s);
+        float* w = in[1]->data();
+        if (!m_weights->converts()) {
+            m_weights->bind(w);
         } else {
             const Fingerprint seen = fingerprint(w, m_weightsCount);
             if (!m_weightsValid || seen != m_weightsSeen) {
-                m_weights->user.set_data_handle(const_cast<float*>(w));
+                m_weights->bind(w);
                 m_weights->convert(s);
                 m_weightsSeen = seen;
                 m_weightsValid = true;
             }
         }
         m_conv.execute(s, m_convArgs);
-        if (m_dst->needsReorder) m_dst->convert(s);
+        s.wait();
+        m_dst->convert(s);
         s.wait();
     }
 

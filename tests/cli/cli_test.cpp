@@ -1,0 +1,160 @@
+// opscope-cli through the real executable: exit statuses, the JSONL of --hooks, and .npy files
+// that NumPy itself reads.
+
+#include "common/test_paths.h"
+#include "io/npy.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+
+using namespace opscope;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+    int status;
+    std::string out;
+};
+
+Result run(const std::string& args)
+{
+    const std::string cmd = test::binary("opscope-cli") + " " + args + " 2>/tmp/opscope_cli_stderr";
+    FILE* p = popen(cmd.c_str(), "r");
+    std::string out;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0)
+        out.append(buf, n);
+    const int st = pclose(p);
+    return { WIFEXITED(st) ? WEXITSTATUS(st) : -1, out };
+}
+
+std::string lastStderr()
+{
+    std::ifstream in("/tmp/opscope_cli_stderr");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+fs::path tempDir(const std::string& name)
+{
+    fs::path d = fs::temp_directory_path() / ("opscope_cli_" + name);
+    fs::remove_all(d);
+    fs::create_directories(d);
+    return d;
+}
+
+}
+
+TEST(Cli, ListsTheSamples)
+{
+    Result r = run("list");
+    EXPECT_EQ(r.status, 0);
+    for (const char* s : { "sample:mlp", "sample:lenet", "sample:mini-resnet", "sample:tiny-transformer", "sample:nan-demo" })
+        EXPECT_NE(r.out.find(s), std::string::npos) << s;
+}
+
+TEST(Cli, InfoOfAnMxnetFile)
+{
+    Result r = run("info " + test::shared("models/mnist-symbol.json") + " --input data=1x1x28x28");
+    ASSERT_EQ(r.status, 0) << lastStderr();
+    EXPECT_NE(r.out.find("Convolution 2"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("hybridsequential9_dense1_tanh_fwd_output (1, 10)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("parameters: 8"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("hybridsequential9_conv1_fwd Convolution (1, 25, 8, 8)"), std::string::npos) << r.out;
+}
+
+TEST(Cli, HooksJsonlHasEveryFieldInCallOrder)
+{
+    const fs::path dir = tempDir("hooks");
+    const std::string hooks = (dir / "hooks.jsonl").string();
+    Result r = run("run sample:nan-demo --monitor-all --hooks " + hooks + " --dump " + (dir / "dump").string());
+    ASSERT_EQ(r.status, 0) << lastStderr();
+    std::ifstream in(hooks);
+    std::string line;
+    int seq = 0;
+    bool sawNan = false;
+    while (std::getline(in, line)) {
+        const auto j = nlohmann::json::parse(line);
+        for (const char* k : { "seq", "name", "op", "node", "slot", "phase", "shape", "min", "max", "mean", "std", "nan",
+                 "inf", "zeros" })
+            EXPECT_TRUE(j.contains(k)) << k << " missing in " << line;
+        EXPECT_EQ(j["seq"].get<int>(), seq++);
+        EXPECT_EQ(j["name"].get<std::string>(), j["node"].get<std::string>() + "_" + j["slot"].get<std::string>());
+        EXPECT_TRUE(j["phase"] == "input" || j["phase"] == "output");
+        if (j["name"] == "nandemo0_log0_0") {
+            EXPECT_GT(j["nan"].get<int>(), 0);
+            sawNan = true;
+        }
+        // --dump wrote the same tensor.
+        Tensor t = readNpy((dir / "dump" / (j["name"].get<std::string>() + ".npy")).string());
+        EXPECT_EQ(static_cast<int>(j["shape"].size()), t.ndim());
+    }
+    EXPECT_TRUE(sawNan);
+    EXPECT_EQ(seq, 16); // 5 ops: FC, relu, FC, log, FC: 3 + 1 + 3 + 1 + 3 inputs and one output each
+}
+
+TEST(Cli, OutputsAreNpyFilesNumPyReads)
+{
+    const fs::path dir = tempDir("outputs");
+    Result r = run("run sample:lenet --mode static_shape --output " + (dir / "first.npy").string() + " --outputs "
+        + (dir / "all").string());
+    ASSERT_EQ(r.status, 0) << lastStderr();
+    const std::string py = "/usr/bin/python3 -c \"import numpy as np; a = np.load('" + (dir / "first.npy").string()
+        + "'); b = np.load('" + (dir / "all" / "output0.npy").string()
+        + "'); assert a.shape == (1, 10) and a.dtype == np.float32 and (a == b).all(); print('ok')\"";
+    FILE* p = popen(py.c_str(), "r");
+    char buf[64] = {};
+    const size_t n = fread(buf, 1, sizeof buf - 1, p);
+    pclose(p);
+    EXPECT_EQ(std::string(buf, n), "ok\n");
+}
+
+TEST(Cli, InputsFromNpyAndGeneratedShapes)
+{
+    const fs::path dir = tempDir("inputs");
+    writeNpy((dir / "x.npy").string(), Tensor::full(Shape({ 3, 2 }), 0.25f).view());
+    Result a = run("run sample:mlp --input data=" + (dir / "x.npy").string() + " --output " + (dir / "a.npy").string());
+    ASSERT_EQ(a.status, 0) << lastStderr();
+    EXPECT_EQ(readNpy((dir / "a.npy").string()).shape(), Shape({ 3, 3 }));
+    Result b = run("run sample:mlp --input data=5x2:normal --seed 3 --output " + (dir / "b.npy").string());
+    ASSERT_EQ(b.status, 0) << lastStderr();
+    EXPECT_EQ(readNpy((dir / "b.npy").string()).shape(), Shape({ 5, 3 }));
+}
+
+TEST(Cli, ExitStatuses)
+{
+    EXPECT_EQ(run("").status, 2);
+    EXPECT_EQ(run("run").status, 2);
+    EXPECT_EQ(run("run sample:mlp --mode turbo").status, 2);
+    EXPECT_EQ(run("run sample:mlp --input data=2xx3").status, 2);
+    EXPECT_EQ(run("run sample:mlp --input nosuch=2x3").status, 2);
+
+    EXPECT_EQ(run("run sample:no-such-sample").status, 3);
+    EXPECT_NE(lastStderr().find("mini-resnet"), std::string::npos);
+    EXPECT_EQ(run("run /nonexistent/model-symbol.json").status, 3);
+    EXPECT_NE(lastStderr().find("/nonexistent/model-symbol.json"), std::string::npos);
+    const fs::path dir = tempDir("status");
+    {
+        std::ofstream bad(dir / "bad.npy", std::ios::binary);
+        bad << "not numpy";
+    }
+    EXPECT_EQ(run("run sample:mlp --input data=" + (dir / "bad.npy").string()).status, 3);
+    EXPECT_NE(lastStderr().find("bad.npy"), std::string::npos) << lastStderr();
+
+    // A shape the model cannot take fails the run and names the node and both shapes.
+    writeNpy((dir / "wrong.npy").string(), Tensor::ones(Shape({ 2, 3 })).view());
+    Result r = run(test::shared("models/mnist-symbol.json") + " --input data=" + (dir / "wrong.npy").string());
+    EXPECT_EQ(r.status, 2); // "run" missing: usage
+    r = run("run " + test::shared("models/mnist-symbol.json") + " --input data=" + (dir / "wrong.npy").string());
+    EXPECT_EQ(r.status, 4) << lastStderr();
+    EXPECT_NE(lastStderr().find("hybridsequential9_conv0_fwd"), std::string::npos) << lastStderr();
+}
