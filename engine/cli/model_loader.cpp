@@ -69,9 +69,19 @@ LoadedModel loadModel(const std::string& spec, const std::string& paramsFile, ui
             for (const auto& [name, value] : loadParams(m.paramsFile))
                 paramNames.insert(stripParamPrefix(name));
         }
+        auto looksLikeParameter = [](const std::string& name) {
+            for (const char* suffix : { "_weight", "_bias", "_gamma", "_beta", "_moving_mean", "_moving_var",
+                     "_running_mean", "_running_var" }) {
+                const std::string s(suffix);
+                if (name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0)
+                    return true;
+            }
+            return false;
+        };
         for (uint32_t v : g.variables()) {
             const Node& n = g.node(v);
-            if (paramNames.count(n.name))
+            // A parameter the file lacks stays a parameter, so the import names it as missing.
+            if (paramNames.count(n.name) || (!m.paramsFile.empty() && looksLikeParameter(n.name)))
                 continue;
             m.inputNames.push_back(n.name);
             Shape hint;

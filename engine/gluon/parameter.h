@@ -84,7 +84,9 @@ public:
     bool contains(const std::string& fullName) const { return m_params.count(fullName) != 0; }
     ParamPtr at(const std::string& fullName) const;
     /// Parameters in insertion order.
-    const std::vector<ParamPtr>& values() const { return m_order; }
+    const std::vector<ParamPtr>& values() const& { return m_order; }
+    /// By value on a temporary, so `for (auto& p : block.collect_params().values())` is safe.
+    std::vector<ParamPtr> values() && { return std::move(m_order); }
     std::vector<std::string> keys() const;
 
 private:

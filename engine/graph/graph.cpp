@@ -34,6 +34,13 @@ void Graph::resolve(Node& n) const
         throw AttributeError("node '" + n.name + "' (" + n.op + "): " + e.what());
     }
     n.numOutputs = def->numOutputs(*n.params);
+    // Attributes such as num_outputs or num_args size these lists: refuse absurd values.
+    constexpr int kMaxSlots = 1 << 16;
+    if (n.numOutputs < 0 || n.numOutputs > kMaxSlots || def->numInputs(*n.params) < 0
+        || def->numInputs(*n.params) > kMaxSlots)
+        throw AttributeError("node '" + n.name + "' (" + n.op + "): " + std::to_string(def->numInputs(*n.params))
+            + " inputs and " + std::to_string(n.numOutputs) + " outputs are out of range (at most "
+            + std::to_string(kMaxSlots) + ")");
     n.inputSlots = def->inputSlotNames(*n.params);
     n.outputSlots = def->outputSlotNames(*n.params);
 }

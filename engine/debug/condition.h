@@ -1,0 +1,50 @@
+#pragma once
+
+#include "debug/tensor_stats.h"
+
+#include <string>
+
+namespace opscope::debug {
+
+/// A test on a tensor's statistics: what a breakpoint or watchpoint checks before it pauses.
+/// A value type; any thread may use it.
+struct Condition {
+    enum class Kind : uint8_t {
+        Always, ///< no test: every time the location is reached
+        AnyNan,
+        AnyInf,
+        NanOrInf,
+        AbsMaxAbove, ///< max |x| over finite values > threshold
+        MinBelow,
+        MaxAbove,
+        MeanAbove,
+        MeanBelow,
+        StdAbove,
+        StdBelow,
+        AllZero,
+        ZeroFractionAbove, ///< zeros / count > threshold (a fraction in [0, 1])
+    };
+
+    Kind kind = Kind::Always;
+    double threshold = 0;
+
+    static Condition always() { return {}; }
+    static Condition of(Kind kind, double threshold = 0) { return { kind, threshold }; }
+
+    /// False for Always (no statistics are needed to decide).
+    bool needsStats() const { return kind != Kind::Always; }
+    /// Whether a tensor with these statistics satisfies the condition. Comparisons use the
+    /// finite values (as TensorStats does); a tensor without finite values satisfies no
+    /// threshold test.
+    bool test(const TensorStats& s) const;
+    /// Readable form, the one parse() reads: "nan", "max>1000", "zero", …
+    std::string str() const;
+
+    /// Parses "always", "nan", "inf", "naninf", "zero", "absmax>T", "max>T", "min<T", "mean>T",
+    /// "mean<T", "std>T", "std<T", "zeros>P" (spaces allowed). Throws UsageError naming the text.
+    static Condition parse(const std::string& text);
+
+    friend bool operator==(const Condition&, const Condition&) = default;
+};
+
+} // namespace opscope::debug

@@ -1,0 +1,92 @@
+#pragma once
+
+#include "debug/breakpoint_table.h"
+#include "debug/gate.h"
+#include "debug/run_record.h"
+#include "debug/session_listener.h"
+#include "debug/session_options.h"
+#include "exec/observer.h"
+
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace opscope::debug {
+
+/// The session's execution observer: runs on the worker thread only. It decides at each op event
+/// whether to pause (breakpoints, watchpoints, stepping), records the op, and on a hit publishes
+/// a PauseEvent and waits at the gate.
+///
+/// Cost: wants() is asked once per executor plan, so the choice is made per run, in beginRun():
+/// when the run starts with no enabled breakpoint, no recording and no pause at entry, it wants
+/// no node (the executor pays one branch per op, and commands and breakpoints added during that
+/// run take effect from the next run; stop() then simply lets the short forward pass finish).
+/// Otherwise it wants both phases of every node for the whole run, and onOp decides cheaply:
+/// one atomic load for stop, one for pending commands, one for the breakpoint version, and a
+/// per-node list of breakpoints.
+class DebugObserver : public ExecutionObserver {
+public:
+    DebugObserver(Gate& gate, BreakpointTable& breakpoints, std::mutex& recordMutex, RunRecord& record);
+
+    /// Prepares a run (worker thread, before the executor asks wants()).
+    void beginRun(uint64_t runId, const Graph& graph, const SessionOptions& options, StartMode mode,
+        SessionListener* listener);
+    bool watchesEveryNode() const { return m_watchAll; }
+    /// "node 'x' (Op), inputs (2,3) (3,3)" for the node that began but did not finish, or "".
+    std::string unfinishedOp() const;
+
+    PhaseMask wants(const Graph& graph, uint32_t nodeId) override;
+    ObserverAction onOp(const OpEvent& event) override;
+
+private:
+    enum class Mode : uint8_t { None, Entry, Step, StepOver, StepOut, RunTo, Pause };
+    struct Compiled {
+        int id;
+        Breakpoint::Kind kind;
+        OpPhase phase;
+        int tensor; // Tensor kind: input index (Before) or output index (After); else -1
+        Condition condition;
+    };
+
+    void compile(const Graph& graph);
+    void apply(const Command& c, const Graph& graph);
+    bool stepHits(const OpEvent& e) const;
+    const TensorStats& statsOf(const OpEvent& e, bool input, size_t k);
+    void record(const OpEvent& e, int64_t timeNs);
+    std::shared_ptr<const PauseEvent> makeEvent(
+        const OpEvent& e, PauseReason reason, std::vector<int> ids, int focus);
+
+    Gate& m_gate;
+    BreakpointTable& m_breakpoints;
+    std::mutex& m_recordMutex;
+    RunRecord& m_record;
+    SessionListener* m_listener = nullptr;
+    SessionOptions m_options;
+    uint64_t m_runId = 0;
+    uint64_t m_pauses = 0;
+    bool m_watchAll = false;
+
+    uint64_t m_bpVersion = 0;
+    std::vector<std::vector<Compiled>> m_byNode; // by node id
+    std::vector<Compiled> m_watches;
+
+    Mode m_mode = Mode::None;
+    std::optional<uint32_t> m_anchorNode; // the event a step counts from
+    OpPhase m_anchorPhase = OpPhase::Before;
+    std::string m_anchorPath;
+    std::optional<uint32_t> m_runTo;
+
+    std::chrono::steady_clock::time_point m_beforeTime;
+    std::optional<uint32_t> m_open; // node between its before and after events
+    const Graph* m_graph = nullptr;
+    std::vector<Shape> m_openInputShapes;
+
+    // Statistics of the current event's tensors, computed at most once each.
+    std::vector<TensorStats> m_inStats, m_outStats;
+    std::vector<char> m_inHave, m_outHave;
+};
+
+} // namespace opscope::debug

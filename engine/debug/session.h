@@ -1,0 +1,150 @@
+#pragma once
+
+#include "debug/breakpoint.h"
+#include "debug/breakpoint_table.h"
+#include "debug/debug_observer.h"
+#include "debug/gate.h"
+#include "debug/pause_event.h"
+#include "debug/run_record.h"
+#include "debug/session_listener.h"
+#include "debug/session_options.h"
+#include "debug/tensor_slice.h"
+#include "gluon/block.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace opscope::debug {
+
+/// A debugging session: one model, its inputs, breakpoints, and one worker thread that runs the
+/// model's graph and pauses it. No Qt; the GUI and the CLI adapt it.
+///
+/// Threads. Every public method may be called from any thread at any time, except the
+/// destructor, which must not be called from a listener callback (it joins the worker).
+/// The listener is called on the worker thread. Commands (continueRun, step, stepOver, stepOut,
+/// runTo, pause, stop) only change the pause gate's state under its mutex and notify it; the
+/// worker, paused inside the executor's observer, waits on that gate. They return false when no
+/// run is active (the command is dropped). A command given while the run is going on applies at
+/// the next op event (one slot: a newer command replaces an older one not yet taken).
+///
+/// Paused-state requests (statsOf, histogramOf, slice) are served on the caller's thread from
+/// the copied tensors of the current pause (immutable, so no lock is held while computing), or
+/// from the tensors kept in the run record (looked up under the record's mutex). They never
+/// resume the run and are independent of each other, so a newer request simply replaces what the
+/// caller shows.
+///
+/// Cost: see DebugObserver. A run that starts with no enabled breakpoint, no recording and no
+/// pause at entry is not observed at all; commands and breakpoints then apply from the next run.
+///
+/// The model is used only by the worker while a run is active: do not call the block elsewhere
+/// meanwhile. stop() and the destructor end a paused or running run at its next op event.
+class Session {
+public:
+    explicit Session(SessionListener* listener = nullptr);
+    ~Session();
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
+
+    /// The listener (not owned; must outlive the session or be replaced). Only while idle.
+    void setListener(SessionListener* listener);
+
+    /// A model: a HybridBlock (a sample, a SymbolBlock…) and the names its graph gives its inputs.
+    /// The block is hybridized at the first run if it is not already (its flags are kept). Idle only.
+    void load(std::shared_ptr<gluon::HybridBlock> block, std::vector<std::string> inputNames);
+    /// Inputs, in the order of the input names. Idle only.
+    void setInputs(std::vector<Tensor> inputs);
+    void setOptions(const SessionOptions& options);
+    SessionOptions options() const;
+
+    /// Starts one forward pass on the worker; returns its run id (1, 2, …). Throws UsageError when
+    /// a run is active or no model / wrong number of inputs is set. Errors of the model itself are
+    /// reported to the listener (runFailed).
+    uint64_t start(StartMode mode = StartMode::Run);
+    bool isRunning() const;
+    bool isPaused() const { return m_gate.paused(); }
+    /// Waits until no run is active (true), or the timeout passes (false).
+    bool waitUntilIdle(std::chrono::milliseconds timeout) const;
+
+    // Commands.
+    bool continueRun();
+    /// To the next tensor event: the before or after phase of the next op.
+    bool step();
+    /// To the end of the next op: from a node's before event, its own after event; otherwise the
+    /// after event of the next node.
+    bool stepOver();
+    /// To the first node outside the current node's block (by blockPath); runs to the end when
+    /// the current node is at the top level.
+    bool stepOut();
+    /// To the before event of `node`. False also for a node the current graph does not have.
+    bool runTo(const std::string& node);
+    /// Pauses at the next op event.
+    bool pause();
+    /// Ends the run (RunStatus::Stopped reported through runFinished).
+    bool stop();
+
+    // Breakpoints (ids from 1; hit counts restart with each run).
+    int addBreakpoint(const Breakpoint& b) { return m_breakpoints.add(b); }
+    bool removeBreakpoint(int id) { return m_breakpoints.remove(id); }
+    bool updateBreakpoint(int id, const Breakpoint& b) { return m_breakpoints.update(id, b); }
+    bool setBreakpointEnabled(int id, bool enabled) { return m_breakpoints.setEnabled(id, enabled); }
+    void clearBreakpoints() { m_breakpoints.clear(); }
+    std::vector<Breakpoint> breakpoints() const { return m_breakpoints.list(); }
+    std::optional<Breakpoint> breakpoint(int id) const { return m_breakpoints.get(id); }
+
+    // The paused state.
+    /// The current pause, or null when not paused.
+    std::shared_ptr<const PauseEvent> currentPause() const { return m_gate.currentPause(); }
+    /// A tensor of the paused node or kept in the run record (current or last run), or nothing.
+    std::optional<Tensor> tensor(const std::string& tensorName) const;
+    std::optional<TensorStats> statsOf(const std::string& tensorName) const;
+    /// Over [lo, hi] when lo < hi, else over the tensor's finite range.
+    std::optional<Histogram> histogramOf(const std::string& tensorName, int bins = 64,
+        HistogramScale scale = HistogramScale::Linear, double lo = 0, double hi = 0) const;
+    /// Throws UsageError for an index out of range.
+    std::optional<TensorSlice> slice(const std::string& tensorName, const SliceRequest& request = {}) const;
+
+    /// A copy of the current run's record so far, or of the last run's.
+    RunRecord record() const;
+    /// The graph of the current or last run (null before the first).
+    std::shared_ptr<const Graph> graph() const;
+
+private:
+    void workerLoop();
+    void runOnce(uint64_t runId, StartMode mode);
+    std::vector<Tensor> bindVariables(const Graph& g, const std::vector<Tensor>& inputs) const;
+
+    mutable std::mutex m_mutex; // guards the members below up to m_exec
+    std::condition_variable m_cv; // worker: job or shutdown
+    mutable std::condition_variable m_idleCv;
+    SessionListener* m_listener = nullptr;
+    std::shared_ptr<gluon::HybridBlock> m_block;
+    std::vector<std::string> m_inputNames;
+    std::vector<Tensor> m_inputs;
+    SessionOptions m_options;
+    bool m_running = false;
+    bool m_jobPending = false;
+    bool m_shutdown = false;
+    StartMode m_startMode = StartMode::Run;
+    uint64_t m_lastRunId = 0;
+    bool m_modelChanged = false; // since the last run: retrace, new executor
+    std::shared_ptr<const Graph> m_graph;
+
+    // Worker only.
+    std::vector<Shape> m_tracedShapes;
+    std::unique_ptr<Executor> m_exec;
+
+    Gate m_gate;
+    BreakpointTable m_breakpoints;
+    mutable std::mutex m_recordMutex;
+    RunRecord m_record;
+    DebugObserver m_observer;
+    std::thread m_worker; // last: starts after everything it uses exists
+};
+
+} // namespace opscope::debug

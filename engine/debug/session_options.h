@@ -1,0 +1,33 @@
+#pragma once
+
+#include "debug/tensor_stats.h"
+
+#include <cstddef>
+
+namespace opscope::debug {
+
+/// How much a session records of each run.
+enum class RecordLevel : uint8_t {
+    None, ///< nothing (the run costs nothing when no breakpoint is set either)
+    Ops, ///< every executed op: node, operator, time, output shapes
+    Stats, ///< … plus statistics and a histogram of each output
+    Tensors, ///< … plus a copy of each output, within the memory budget
+};
+
+/// Settings of a session, copied at the start of each run.
+struct SessionOptions {
+    RecordLevel record = RecordLevel::None;
+    size_t tensorBudgetBytes = size_t(512) << 20;
+    int recordHistogramBins = 64;
+    /// The histogram of a pause event's focus tensor.
+    int histogramBins = 64;
+    HistogramScale histogramScale = HistogramScale::Linear;
+};
+
+/// How a run begins.
+enum class StartMode : uint8_t {
+    Run, ///< run until a breakpoint or a command
+    PauseAtEntry, ///< pause before the first op node
+};
+
+} // namespace opscope::debug
