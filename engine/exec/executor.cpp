@@ -43,6 +43,7 @@ void Executor::refreshWants()
 void Executor::recomputeWants()
 {
     m_observerMasks.assign(m_observers.size(), std::vector<PhaseMask>(m_steps.size(), PhaseMask::None));
+    m_anyWants = false;
     for (size_t i = 0; i < m_steps.size(); ++i) {
         Step& s = m_steps[i];
         PhaseMask m = PhaseMask::None;
@@ -51,6 +52,7 @@ void Executor::recomputeWants()
             m = m | m_observerMasks[o][i];
         }
         s.wants = m;
+        m_anyWants = m_anyWants || m != PhaseMask::None;
     }
 }
 
@@ -119,8 +121,12 @@ void Executor::plan(std::span<const Tensor> variables)
     for (const NodeEntry& h : g.heads())
         ++m_useCount[g.entryId(h)];
     // Pointer tables into m_values (sized once above, so the pointers stay valid).
-    for (uint32_t e : m_inEntries)
-        m_inPtrs.push_back(&m_values[e]);
+    m_variableInputs.clear();
+    for (uint32_t i = 0; i < m_inEntries.size(); ++i) {
+        m_inPtrs.push_back(&m_values[m_inEntries[i]]);
+        if (m_isVariableEntry[m_inEntries[i]])
+            m_variableInputs.push_back(i);
+    }
     m_outPtrs.resize(m_values.size());
     for (size_t e = 0; e < m_values.size(); ++e)
         m_outPtrs[e] = &m_values[e];
@@ -130,6 +136,7 @@ void Executor::plan(std::span<const Tensor> variables)
     m_planVariableShapes = varShapes;
     m_planned = true;
     m_buffersReady = false;
+    m_viewsReady = false;
     recomputeWants();
 }
 
@@ -137,16 +144,19 @@ bool Executor::notify(uint32_t stepIndex, OpPhase phase)
 {
     const Step& s = m_steps[stepIndex];
     const Graph& g = *m_graph;
-    for (uint32_t k = 0; k < s.inCount; ++k)
-        m_inViews[k] = m_inPtrs[s.inBegin + k]->view();
-    size_t nout = 0;
-    if (phase == OpPhase::After) {
-        for (uint32_t k = 0; k < s.outCount; ++k)
+    const size_t nout = phase == OpPhase::After ? s.outCount : 0;
+    const TensorView* inViews = m_inViewsFlat.data() + s.inBegin;
+    const TensorView* outViews = m_entryViews.data() + s.outBegin;
+    if (!m_viewsReady) {
+        for (uint32_t k = 0; k < s.inCount; ++k)
+            m_inViews[k] = m_inPtrs[s.inBegin + k]->view();
+        for (uint32_t k = 0; k < nout; ++k)
             m_outViews[k] = m_values[s.outBegin + k].view();
-        nout = s.outCount;
+        inViews = m_inViews.data();
+        outViews = m_outViews.data();
     }
-    const OpEvent ev { g, s.node, g.node(s.node), phase, std::span<const TensorView>(m_inViews.data(), s.inCount),
-        std::span<const TensorView>(m_outViews.data(), nout) };
+    const OpEvent ev { g, s.node, g.node(s.node), phase, std::span<const TensorView>(inViews, s.inCount),
+        std::span<const TensorView>(outViews, nout) };
     bool stop = false;
     // Index loop: an observer may not attach or detach during a run, but stay safe if it does.
     for (size_t o = 0; o < m_observers.size() && o < m_observerMasks.size(); ++o) {
@@ -193,9 +203,30 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
                 for (uint32_t k = 0; k < s.outCount; ++k)
                     m_values[s.outBegin + k] = Tensor(m_shapes[s.outBegin + k]);
             m_buffersReady = true;
+            m_viewsReady = false;
         } else {
             std::copy(m_useCount.begin(), m_useCount.end(), m_remaining.begin());
         }
+    }
+
+    if (keep && m_anyWants) {
+        if (!m_viewsReady) {
+            m_entryViews.resize(m_values.size());
+            m_inViewsFlat.resize(m_inEntries.size());
+        }
+        // Every view once per plan; the caller's variables (new tensors each run) every run.
+        if (!m_viewsReady) {
+            for (size_t e = 0; e < m_values.size(); ++e)
+                m_entryViews[e] = m_values[e].view();
+            for (size_t i = 0; i < m_inEntries.size(); ++i)
+                m_inViewsFlat[i] = m_entryViews[m_inEntries[i]];
+        } else {
+            for (uint32_t i : m_variableInputs)
+                m_inViewsFlat[i] = m_values[m_inEntries[i]].view();
+        }
+        m_viewsReady = true;
+    } else {
+        m_viewsReady = false;
     }
 
     RunResult result;

@@ -95,6 +95,13 @@ private:
     std::vector<ExecutionObserver*> m_observers;
     std::vector<std::vector<PhaseMask>> m_observerMasks; // [observer][step]
     std::vector<TensorView> m_inViews, m_outViews;
+    // With static_alloc the buffers stay put, so observers get views prepared once per plan
+    // (variables' views are refreshed each run): an observed op then costs its callbacks only.
+    std::vector<TensorView> m_entryViews; // by entry id
+    std::vector<TensorView> m_inViewsFlat; // parallel to m_inEntries
+    std::vector<uint32_t> m_variableInputs; // indexes into m_inEntries of inputs that are variables
+    bool m_viewsReady = false;
+    bool m_anyWants = false;
 };
 
 } // namespace opscope
