@@ -19,6 +19,8 @@ struct RunOptions {
     std::string dump;
     std::string output;
     std::string outputs;
+    std::vector<std::string> breaks; ///< --break NODE[:before|:after]
+    std::vector<std::string> breakOn; ///< --break-on CONDITION (a watchpoint on every op's outputs)
 };
 
 int listCommand();

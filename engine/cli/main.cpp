@@ -1,5 +1,6 @@
 // opscope-cli: runs and inspects models without a window, for scripts and CI.
 
+#include "cli/break_command.h"
 #include "cli/commands.h"
 
 #include <CLI/CLI.hpp>
@@ -35,6 +36,10 @@ int main(int argc, char** argv)
     run->add_option("--dump", r.dump, "write each hooked tensor to DIR/<name>.npy");
     run->add_option("--output", r.output, "write the first output to FILE.npy");
     run->add_option("--outputs", r.outputs, "write every output to DIR/output<i>.npy");
+    run->add_option("--break", r.breaks, "stop at NODE[:before|:after], print it, write its tensors to --dump DIR");
+    run->add_option("--break-on", r.breakOn,
+        "stop at the first op whose output matches: nan, inf, naninf, zero, \"max>T\", \"min<T\", \"absmax>T\", "
+        "\"mean>T\", \"mean<T\", \"std>T\", \"std<T\", \"zeros>P\"");
 
     try {
         app.parse(argc, argv);
@@ -50,5 +55,7 @@ int main(int argc, char** argv)
         return listCommand();
     if (app.got_subcommand("info"))
         return infoCommand(infoModel, infoParams, infoInputs);
+    if (!r.breaks.empty() || !r.breakOn.empty())
+        return runWithBreakpoints(r);
     return runCommand(r);
 }

@@ -44,8 +44,7 @@ std::string Breakpoint::str() const
         s = phase == OpPhase::Before ? "watch inputs" : "watch outputs";
         break;
     }
-    if (condition.kind != Condition::Kind::Always)
-        s += " if " + condition.str();
+    if (condition.kind != Condition::Kind::Always) s += " if " + condition.str();
     return s;
 }
 

@@ -17,8 +17,7 @@ bool BreakpointTable::remove(int id)
 {
     std::lock_guard lock(m_mutex);
     const bool removed = m_items.erase(id) > 0;
-    if (removed)
-        bump();
+    if (removed) bump();
     return removed;
 }
 
@@ -26,8 +25,7 @@ bool BreakpointTable::update(int id, const Breakpoint& b)
 {
     std::lock_guard lock(m_mutex);
     auto it = m_items.find(id);
-    if (it == m_items.end())
-        return false;
+    if (it == m_items.end()) return false;
     const int64_t hits = it->second.hitCount;
     it->second = b;
     it->second.id = id;
@@ -40,8 +38,7 @@ bool BreakpointTable::setEnabled(int id, bool enabled)
 {
     std::lock_guard lock(m_mutex);
     auto it = m_items.find(id);
-    if (it == m_items.end())
-        return false;
+    if (it == m_items.end()) return false;
     it->second.enabled = enabled;
     bump();
     return true;
@@ -58,8 +55,7 @@ std::optional<Breakpoint> BreakpointTable::get(int id) const
 {
     std::lock_guard lock(m_mutex);
     auto it = m_items.find(id);
-    if (it == m_items.end())
-        return std::nullopt;
+    if (it == m_items.end()) return std::nullopt;
     return it->second;
 }
 
@@ -76,8 +72,7 @@ bool BreakpointTable::anyEnabled() const
 {
     std::lock_guard lock(m_mutex);
     for (const auto& [id, b] : m_items)
-        if (b.enabled)
-            return true;
+        if (b.enabled) return true;
     return false;
 }
 
@@ -87,8 +82,7 @@ std::vector<Breakpoint> BreakpointTable::snapshot(uint64_t& version) const
     version = m_version.load(std::memory_order_acquire);
     std::vector<Breakpoint> out;
     for (const auto& [id, b] : m_items)
-        if (b.enabled)
-            out.push_back(b);
+        if (b.enabled) out.push_back(b);
     return out;
 }
 
@@ -96,8 +90,7 @@ bool BreakpointTable::hit(int id)
 {
     std::lock_guard lock(m_mutex);
     auto it = m_items.find(id);
-    if (it == m_items.end() || !it->second.enabled)
-        return false;
+    if (it == m_items.end() || !it->second.enabled) return false;
     ++it->second.hitCount;
     return it->second.hitCount > it->second.ignoreCount;
 }

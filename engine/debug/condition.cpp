@@ -89,19 +89,13 @@ Condition Condition::parse(const std::string& text)
             + " (expected nan, inf, naninf, zero, always, or absmax>T, max>T, min<T, mean>T, mean<T, std>T, "
               "std<T, zeros>P)");
     };
-    if (s == "always")
-        return { Kind::Always, 0 };
-    if (s == "nan")
-        return { Kind::AnyNan, 0 };
-    if (s == "inf")
-        return { Kind::AnyInf, 0 };
-    if (s == "naninf" || s == "nan|inf" || s == "nanorinf")
-        return { Kind::NanOrInf, 0 };
-    if (s == "zero" || s == "allzero")
-        return { Kind::AllZero, 0 };
+    if (s == "always") return { Kind::Always, 0 };
+    if (s == "nan") return { Kind::AnyNan, 0 };
+    if (s == "inf") return { Kind::AnyInf, 0 };
+    if (s == "naninf" || s == "nan|inf" || s == "nanorinf") return { Kind::NanOrInf, 0 };
+    if (s == "zero" || s == "allzero") return { Kind::AllZero, 0 };
     const size_t op = s.find_first_of("<>");
-    if (op == std::string::npos || op == 0)
-        throw bad("unknown condition");
+    if (op == std::string::npos || op == 0) throw bad("unknown condition");
     const std::string key = s.substr(0, op);
     const bool above = s[op] == '>';
     const std::string number = s.substr(op + 1);
@@ -109,26 +103,18 @@ Condition Condition::parse(const std::string& text)
     try {
         size_t used = 0;
         value = std::stod(number, &used);
-        if (used != number.size())
-            throw bad("'" + number + "' is not a number");
+        if (used != number.size()) throw bad("'" + number + "' is not a number");
     } catch (const std::logic_error&) {
         throw bad("'" + number + "' is not a number");
     }
-    if (std::isnan(value))
-        throw bad("the threshold is NaN");
-    if (key == "absmax" && above)
-        return { Kind::AbsMaxAbove, value };
-    if (key == "max" && above)
-        return { Kind::MaxAbove, value };
-    if (key == "min" && !above)
-        return { Kind::MinBelow, value };
-    if (key == "mean")
-        return { above ? Kind::MeanAbove : Kind::MeanBelow, value };
-    if (key == "std")
-        return { above ? Kind::StdAbove : Kind::StdBelow, value };
+    if (std::isnan(value)) throw bad("the threshold is NaN");
+    if (key == "absmax" && above) return { Kind::AbsMaxAbove, value };
+    if (key == "max" && above) return { Kind::MaxAbove, value };
+    if (key == "min" && !above) return { Kind::MinBelow, value };
+    if (key == "mean") return { above ? Kind::MeanAbove : Kind::MeanBelow, value };
+    if (key == "std") return { above ? Kind::StdAbove : Kind::StdBelow, value };
     if (key == "zeros" && above) {
-        if (value < 0 || value > 1)
-            throw bad("the fraction of zeros must be in [0, 1]");
+        if (value < 0 || value > 1) throw bad("the fraction of zeros must be in [0, 1]");
         return { Kind::ZeroFractionAbove, value };
     }
     throw bad("unknown test '" + key + std::string(1, s[op]) + "'");

@@ -5,20 +5,19 @@
 namespace opscope::debug {
 
 namespace {
-    // True when `path` is `base` or lies below it.
-    bool within(const std::string& path, const std::string& base)
-    {
-        if (base.empty())
-            return true;
-        return path.size() >= base.size() && path.compare(0, base.size(), base) == 0
-            && (path.size() == base.size() || path[base.size()] == '/');
-    }
-
-    std::string slotName(const std::vector<std::string>& slots, size_t k, const char* fallback)
-    {
-        return k < slots.size() ? slots[k] : fallback + std::to_string(k);
-    }
+// True when `path` is `base` or lies below it.
+bool within(const std::string& path, const std::string& base)
+{
+    if (base.empty()) return true;
+    return path.size() >= base.size() && path.compare(0, base.size(), base) == 0
+        && (path.size() == base.size() || path[base.size()] == '/');
 }
+
+std::string slotName(const std::vector<std::string>& slots, size_t k, const char* fallback)
+{
+    return k < slots.size() ? slots[k] : fallback + std::to_string(k);
+}
+} // namespace
 
 DebugObserver::DebugObserver(Gate& gate, BreakpointTable& breakpoints, std::mutex& recordMutex, RunRecord& record)
     : m_gate(gate)
@@ -51,13 +50,14 @@ PhaseMask DebugObserver::wants(const Graph&, uint32_t)
 
 std::string DebugObserver::unfinishedOp() const
 {
-    if (!m_open || !m_graph)
-        return {};
+    if (!m_open || !m_graph) return {};
     std::string s = m_graph->describe(*m_open);
     if (!m_openInputShapes.empty()) {
         s += ", inputs";
-        for (const Shape& sh : m_openInputShapes)
-            s += " " + sh.str();
+        for (const Shape& sh : m_openInputShapes) {
+            s += ' ';
+            s += sh.str();
+        }
     }
     return s;
 }
@@ -80,8 +80,7 @@ void DebugObserver::compile(const Graph& graph)
             // "<node>_<slot>": node names contain '_' too, so try every split.
             for (size_t cut = b.location.find('_'); cut != std::string::npos; cut = b.location.find('_', cut + 1)) {
                 auto id = graph.findNode(b.location.substr(0, cut));
-                if (!id || graph.node(*id).isVariable())
-                    continue;
+                if (!id || graph.node(*id).isVariable()) continue;
                 const Node& n = graph.node(*id);
                 const std::string slot = b.location.substr(cut + 1);
                 for (size_t k = 0; k < n.inputSlots.size(); ++k)
@@ -194,20 +193,21 @@ std::shared_ptr<const PauseEvent> DebugObserver::makeEvent(
     ev->breakpointIds = std::move(ids);
     for (size_t k = 0; k < e.inputs.size(); ++k) {
         const std::string slot = slotName(e.node.inputSlots, k, "input");
-        ev->tensors.push_back({ e.node.name + "_" + slot, slot, true, static_cast<int>(k), Tensor::copyOf(e.inputs[k]) });
+        ev->tensors.push_back(
+            { e.node.name + "_" + slot, slot, true, static_cast<int>(k), Tensor::copyOf(e.inputs[k]) });
     }
     for (size_t k = 0; k < e.outputs.size(); ++k) {
         const std::string slot = slotName(e.node.outputSlots, k, "");
-        ev->tensors.push_back({ e.node.name + "_" + slot, slot, false, static_cast<int>(k), Tensor::copyOf(e.outputs[k]) });
+        ev->tensors.push_back(
+            { e.node.name + "_" + slot, slot, false, static_cast<int>(k), Tensor::copyOf(e.outputs[k]) });
     }
-    if (focus < 0 && !ev->tensors.empty())
-        focus = e.outputs.empty() ? 0 : static_cast<int>(e.inputs.size());
+    if (focus < 0 && !ev->tensors.empty()) focus = e.outputs.empty() ? 0 : static_cast<int>(e.inputs.size());
     ev->focus = focus;
     if (const PausedTensor* t = ev->focusTensor()) {
         const size_t k = static_cast<size_t>(t->index);
         ev->focusStats = statsOf(e, t->isInput, k);
-        ev->focusHistogram = computeHistogram(t->values.view(), ev->focusStats, m_options.histogramBins,
-            m_options.histogramScale);
+        ev->focusHistogram
+            = computeHistogram(t->values.view(), ev->focusStats, m_options.histogramBins, m_options.histogramScale);
     }
     return ev;
 }
@@ -215,13 +215,10 @@ std::shared_ptr<const PauseEvent> DebugObserver::makeEvent(
 ObserverAction DebugObserver::onOp(const OpEvent& e)
 {
     const auto now = std::chrono::steady_clock::now();
-    if (m_gate.stopRequested())
-        return ObserverAction::Stop;
+    if (m_gate.stopRequested()) return ObserverAction::Stop;
     if (m_gate.hasCommand())
-        if (std::optional<Command> c = m_gate.takeCommand())
-            apply(*c, e.graph);
-    if (m_breakpoints.version() != m_bpVersion)
-        compile(e.graph);
+        if (std::optional<Command> c = m_gate.takeCommand()) apply(*c, e.graph);
+    if (m_breakpoints.version() != m_bpVersion) compile(e.graph);
 
     m_inStats.resize(e.inputs.size());
     m_outStats.resize(e.outputs.size());
@@ -233,8 +230,7 @@ ObserverAction DebugObserver::onOp(const OpEvent& e)
     int focus = -1;
     bool nodeHit = false; // a node or tensor breakpoint (not only watchpoints) hit
     auto check = [&](const Compiled& b) {
-        if (b.phase != e.phase)
-            return;
+        if (b.phase != e.phase) return;
         const bool input = e.phase == OpPhase::Before;
         const size_t n = input ? e.inputs.size() : e.outputs.size();
         const size_t base = input ? 0 : e.inputs.size();
@@ -244,15 +240,13 @@ ObserverAction DebugObserver::onOp(const OpEvent& e)
                 found = static_cast<int>(base + k);
                 break;
             }
-            if (b.tensor >= 0)
-                break;
+            if (b.tensor >= 0) break;
         }
         const bool hit = found >= 0 || (!b.condition.needsStats() && n == 0);
         if (hit && m_breakpoints.hit(b.id)) {
             hitIds.push_back(b.id);
             nodeHit = nodeHit || b.kind != Breakpoint::Kind::Watch;
-            if (focus < 0)
-                focus = found;
+            if (focus < 0) focus = found;
         }
     };
     if (e.nodeId < m_byNode.size())
@@ -267,8 +261,7 @@ ObserverAction DebugObserver::onOp(const OpEvent& e)
             ? std::chrono::duration_cast<std::chrono::nanoseconds>(now - m_beforeTime).count()
             : 0;
         m_open.reset();
-        if (m_options.record != RecordLevel::None)
-            record(e, ns);
+        if (m_options.record != RecordLevel::None) record(e, ns);
     }
 
     if (!hitIds.empty() || stepHit) {
@@ -287,11 +280,9 @@ ObserverAction DebugObserver::onOp(const OpEvent& e)
             reason = PauseReason::Pause;
         std::shared_ptr<const PauseEvent> ev = makeEvent(e, reason, std::move(hitIds), focus);
         m_gate.enterPause(ev);
-        if (m_listener)
-            m_listener->paused(*ev);
+        if (m_listener) m_listener->paused(*ev);
         std::optional<Command> c = m_gate.waitWhilePaused();
-        if (!c)
-            return ObserverAction::Stop;
+        if (!c) return ObserverAction::Stop;
         m_anchorNode = e.nodeId;
         m_anchorPhase = e.phase;
         apply(*c, e.graph);

@@ -32,8 +32,8 @@ public:
     DebugObserver(Gate& gate, BreakpointTable& breakpoints, std::mutex& recordMutex, RunRecord& record);
 
     /// Prepares a run (worker thread, before the executor asks wants()).
-    void beginRun(uint64_t runId, const Graph& graph, const SessionOptions& options, StartMode mode,
-        SessionListener* listener);
+    void beginRun(
+        uint64_t runId, const Graph& graph, const SessionOptions& options, StartMode mode, SessionListener* listener);
     bool watchesEveryNode() const { return m_watchAll; }
     /// "node 'x' (Op), inputs (2,3) (3,3)" for the node that began but did not finish, or "".
     std::string unfinishedOp() const;
@@ -56,8 +56,7 @@ private:
     bool stepHits(const OpEvent& e) const;
     const TensorStats& statsOf(const OpEvent& e, bool input, size_t k);
     void record(const OpEvent& e, int64_t timeNs);
-    std::shared_ptr<const PauseEvent> makeEvent(
-        const OpEvent& e, PauseReason reason, std::vector<int> ids, int focus);
+    std::shared_ptr<const PauseEvent> makeEvent(const OpEvent& e, PauseReason reason, std::vector<int> ids, int focus);
 
     Gate& m_gate;
     BreakpointTable& m_breakpoints;

@@ -31,8 +31,7 @@ bool Gate::post(Command c)
 {
     {
         std::lock_guard lock(m_mutex);
-        if (!m_active)
-            return false;
+        if (!m_active) return false;
         m_command = std::move(c);
         m_pending.store(true, std::memory_order_release);
     }
@@ -44,8 +43,7 @@ bool Gate::requestStop()
 {
     {
         std::lock_guard lock(m_mutex);
-        if (!m_active)
-            return false;
+        if (!m_active) return false;
         m_stop.store(true, std::memory_order_release);
     }
     m_cv.notify_all();

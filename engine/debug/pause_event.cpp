@@ -28,8 +28,7 @@ const char* toString(PauseReason r)
 const PausedTensor* PauseEvent::find(const std::string& tensorName) const
 {
     for (const PausedTensor& t : tensors)
-        if (t.name == tensorName)
-            return &t;
+        if (t.name == tensorName) return &t;
     return nullptr;
 }
 

@@ -28,8 +28,7 @@ void RunRecord::keepTensor(const std::string& name, const TensorView& values)
 const Tensor* RunRecord::tensor(const std::string& name) const
 {
     for (auto it = m_kept.rbegin(); it != m_kept.rend(); ++it)
-        if (it->name == name)
-            return &it->values;
+        if (it->name == name) return &it->values;
     return nullptr;
 }
 

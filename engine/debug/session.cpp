@@ -22,25 +22,21 @@ Session::~Session()
     }
     m_gate.shutdown();
     m_cv.notify_all();
-    if (m_worker.joinable())
-        m_worker.join();
+    if (m_worker.joinable()) m_worker.join();
 }
 
 void Session::setListener(SessionListener* listener)
 {
     std::lock_guard lock(m_mutex);
-    if (m_running)
-        throw UsageError("debug session: cannot change the listener during a run");
+    if (m_running) throw UsageError("debug session: cannot change the listener during a run");
     m_listener = listener;
 }
 
 void Session::load(std::shared_ptr<gluon::HybridBlock> block, std::vector<std::string> inputNames)
 {
-    if (!block)
-        throw UsageError("debug session: no model given");
+    if (!block) throw UsageError("debug session: no model given");
     std::lock_guard lock(m_mutex);
-    if (m_running)
-        throw UsageError("debug session: cannot load a model during a run");
+    if (m_running) throw UsageError("debug session: cannot load a model during a run");
     m_block = std::move(block);
     m_inputNames = std::move(inputNames);
     m_inputs.clear();
@@ -50,8 +46,7 @@ void Session::load(std::shared_ptr<gluon::HybridBlock> block, std::vector<std::s
 void Session::setInputs(std::vector<Tensor> inputs)
 {
     std::lock_guard lock(m_mutex);
-    if (m_running)
-        throw UsageError("debug session: cannot change the inputs during a run");
+    if (m_running) throw UsageError("debug session: cannot change the inputs during a run");
     m_inputs = std::move(inputs);
 }
 
@@ -70,10 +65,8 @@ SessionOptions Session::options() const
 uint64_t Session::start(StartMode mode)
 {
     std::lock_guard lock(m_mutex);
-    if (m_running)
-        throw UsageError("debug session: a run is already active");
-    if (!m_block)
-        throw UsageError("debug session: no model loaded");
+    if (m_running) throw UsageError("debug session: a run is already active");
+    if (!m_block) throw UsageError("debug session: no model loaded");
     if (m_inputs.size() != m_inputNames.size())
         throw UsageError("debug session: the model has " + std::to_string(m_inputNames.size()) + " inputs, "
             + std::to_string(m_inputs.size()) + " given");
@@ -98,12 +91,30 @@ bool Session::waitUntilIdle(std::chrono::milliseconds timeout) const
     return m_idleCv.wait_for(lock, timeout, [&] { return !m_running; });
 }
 
-bool Session::continueRun() { return m_gate.post({ Command::Kind::Continue, {} }); }
-bool Session::step() { return m_gate.post({ Command::Kind::Step, {} }); }
-bool Session::stepOver() { return m_gate.post({ Command::Kind::StepOver, {} }); }
-bool Session::stepOut() { return m_gate.post({ Command::Kind::StepOut, {} }); }
-bool Session::pause() { return m_gate.post({ Command::Kind::Pause, {} }); }
-bool Session::stop() { return m_gate.requestStop(); }
+bool Session::continueRun()
+{
+    return m_gate.post({ Command::Kind::Continue, {} });
+}
+bool Session::step()
+{
+    return m_gate.post({ Command::Kind::Step, {} });
+}
+bool Session::stepOver()
+{
+    return m_gate.post({ Command::Kind::StepOver, {} });
+}
+bool Session::stepOut()
+{
+    return m_gate.post({ Command::Kind::StepOut, {} });
+}
+bool Session::pause()
+{
+    return m_gate.post({ Command::Kind::Pause, {} });
+}
+bool Session::stop()
+{
+    return m_gate.requestStop();
+}
 
 bool Session::runTo(const std::string& node)
 {
@@ -111,8 +122,7 @@ bool Session::runTo(const std::string& node)
         std::lock_guard lock(m_mutex);
         if (m_graph && !m_modelChanged) {
             auto id = m_graph->findNode(node);
-            if (!id || m_graph->node(*id).isVariable())
-                return false;
+            if (!id || m_graph->node(*id).isVariable()) return false;
         }
     }
     return m_gate.post({ Command::Kind::RunTo, node });
@@ -121,19 +131,16 @@ bool Session::runTo(const std::string& node)
 std::optional<Tensor> Session::tensor(const std::string& tensorName) const
 {
     if (std::shared_ptr<const PauseEvent> p = m_gate.currentPause())
-        if (const PausedTensor* t = p->find(tensorName))
-            return t->values;
+        if (const PausedTensor* t = p->find(tensorName)) return t->values;
     std::lock_guard lock(m_recordMutex);
-    if (const Tensor* t = m_record.tensor(tensorName))
-        return *t; // shares storage; kept tensors are never written
+    if (const Tensor* t = m_record.tensor(tensorName)) return *t; // shares storage; kept tensors are never written
     return std::nullopt;
 }
 
 std::optional<TensorStats> Session::statsOf(const std::string& tensorName) const
 {
     std::optional<Tensor> t = tensor(tensorName);
-    if (!t)
-        return std::nullopt;
+    if (!t) return std::nullopt;
     return computeStats(t->view());
 }
 
@@ -141,16 +148,14 @@ std::optional<Histogram> Session::histogramOf(
     const std::string& tensorName, int bins, HistogramScale scale, double lo, double hi) const
 {
     std::optional<Tensor> t = tensor(tensorName);
-    if (!t)
-        return std::nullopt;
+    if (!t) return std::nullopt;
     return computeHistogram(t->view(), computeStats(t->view()), bins, scale, lo, hi);
 }
 
 std::optional<TensorSlice> Session::slice(const std::string& tensorName, const SliceRequest& request) const
 {
     std::optional<Tensor> t = tensor(tensorName);
-    if (!t)
-        return std::nullopt;
+    if (!t) return std::nullopt;
     return sliceOf(t->view(), request);
 }
 
@@ -174,18 +179,12 @@ void Session::workerLoop()
         {
             std::unique_lock lock(m_mutex);
             m_cv.wait(lock, [&] { return m_shutdown || m_jobPending; });
-            if (m_shutdown && !m_jobPending)
-                return;
+            if (m_shutdown && !m_jobPending) return;
             m_jobPending = false;
             runId = m_lastRunId;
             mode = m_startMode;
         }
-        runOnce(runId, mode);
-        {
-            std::lock_guard lock(m_mutex);
-            m_running = false;
-        }
-        m_idleCv.notify_all();
+        runOnce(runId, mode); // ends with m_running = false
     }
 }
 
@@ -203,8 +202,8 @@ std::vector<Tensor> Session::bindVariables(const Graph& g, const std::vector<Ten
         } else if (params.contains(name)) {
             vars.push_back(params.at(name)->data());
         } else {
-            throw UsageError("debug session: graph variable '" + name + "' is neither an input nor a parameter of block '"
-                + m_block->name() + "'");
+            throw UsageError("debug session: graph variable '" + name
+                + "' is neither an input nor a parameter of block '" + m_block->name() + "'");
         }
     }
     return vars;
@@ -224,6 +223,7 @@ void Session::runOnce(uint64_t runId, StartMode mode)
         options = m_options;
         modelChanged = m_modelChanged;
         m_modelChanged = false;
+        if (modelChanged) m_graph.reset(); // until this run has traced the new model
         block = m_block;
     }
     {
@@ -233,14 +233,13 @@ void Session::runOnce(uint64_t runId, StartMode mode)
         m_record.setTensorBudget(options.tensorBudgetBytes);
     }
     m_breakpoints.resetHitCounts();
-    if (listener)
-        listener->runStarted(runId);
+    if (listener) listener->runStarted(runId);
 
     std::string error;
     RunResult result;
+    bool observed = false;
     try {
-        if (!block->active())
-            block->hybridize();
+        if (!block->active()) block->hybridize();
         std::vector<Shape> shapes;
         for (const Tensor& t : inputs)
             shapes.push_back(t.shape());
@@ -254,9 +253,9 @@ void Session::runOnce(uint64_t runId, StartMode mode)
             graph = block->graph();
         }
         for (const gluon::ParamPtr& p : block->collect_params().values())
-            if (p->deferred())
-                p->finishDeferredInit();
-        if (modelChanged || !m_exec || &m_exec->graph() != graph.get() || m_exec->flags().static_alloc != block->flags().static_alloc
+            if (p->deferred()) p->finishDeferredInit();
+        if (modelChanged || !m_exec || &m_exec->graph() != graph.get()
+            || m_exec->flags().static_alloc != block->flags().static_alloc
             || m_exec->flags().static_shape != block->flags().static_shape)
             m_exec = std::make_unique<Executor>(graph, block->flags());
         {
@@ -265,6 +264,7 @@ void Session::runOnce(uint64_t runId, StartMode mode)
         }
         const std::vector<Tensor> vars = bindVariables(*graph, inputs);
         m_observer.beginRun(runId, *graph, options, mode, listener);
+        observed = true;
         RunContext ctx;
         ctx.rng = &globalGenerator();
         m_exec->attach(&m_observer);
@@ -280,7 +280,7 @@ void Session::runOnce(uint64_t runId, StartMode mode)
                 t = t.copy(); // the executor's buffers are overwritten by the next run
     } catch (const Error& e) {
         error = e.what();
-        const std::string where = m_observer.unfinishedOp();
+        const std::string where = observed ? m_observer.unfinishedOp() : std::string();
         if (!where.empty() && error.find(where.substr(0, where.find(')') + 1)) == std::string::npos)
             error += " (while running " + where + ")";
     } catch (const std::exception& e) {
@@ -291,8 +291,14 @@ void Session::runOnce(uint64_t runId, StartMode mode)
         std::lock_guard lock(m_recordMutex);
         m_record.status = result.status;
     }
-    if (!listener)
-        return;
+    // Idle before the last callback, so a listener (or a thread it wakes) may start the next run
+    // at once; that run begins when this callback returns (same worker), so m_record stays put.
+    {
+        std::lock_guard lock(m_mutex);
+        m_running = false;
+    }
+    m_idleCv.notify_all();
+    if (!listener) return;
     if (!error.empty())
         listener->runFailed(runId, error);
     else

@@ -68,7 +68,8 @@ public:
     uint64_t start(StartMode mode = StartMode::Run);
     bool isRunning() const;
     bool isPaused() const { return m_gate.paused(); }
-    /// Waits until no run is active (true), or the timeout passes (false).
+    /// Waits until no run is active (true), or the timeout passes (false). A run is over, and a
+    /// new one may be started, just before runFinished / runFailed is called.
     bool waitUntilIdle(std::chrono::milliseconds timeout) const;
 
     // Commands.

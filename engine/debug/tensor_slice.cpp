@@ -14,8 +14,9 @@ TensorSlice sliceOf(const TensorView& t, const SliceRequest& request)
     const int64_t rows = nd >= 2 ? t.shape()[nd - 2] : 1;
     const int64_t cols = nd >= 1 ? t.shape()[nd - 1] : 1;
     if (static_cast<int>(request.index.size()) > lead)
-        throw UsageError("slice: " + std::to_string(request.index.size()) + " leading indexes given for a tensor of shape "
-            + t.shape().str() + " (at most " + std::to_string(lead) + ")");
+        throw UsageError("slice: " + std::to_string(request.index.size())
+            + " leading indexes given for a tensor of shape " + t.shape().str() + " (at most " + std::to_string(lead)
+            + ")");
     int64_t offset = 0;
     for (int a = 0; a < lead; ++a) {
         const int64_t i = a < static_cast<int>(request.index.size()) ? request.index[static_cast<size_t>(a)] : 0;
@@ -30,8 +31,7 @@ TensorSlice sliceOf(const TensorView& t, const SliceRequest& request)
     s.colBegin = std::clamp<int64_t>(request.colBegin, 0, cols);
     s.rows = request.rowCount < 0 ? rows - s.rowBegin : std::min(request.rowCount, rows - s.rowBegin);
     s.cols = request.colCount < 0 ? cols - s.colBegin : std::min(request.colCount, cols - s.colBegin);
-    if (t.size() == 0)
-        s.rows = s.cols = 0;
+    if (t.size() == 0) s.rows = s.cols = 0;
     s.values.reserve(static_cast<size_t>(s.rows * s.cols));
     for (int64_t r = 0; r < s.rows; ++r)
         for (int64_t c = 0; c < s.cols; ++c)

@@ -158,3 +158,27 @@ TEST(Cli, ExitStatuses)
     EXPECT_EQ(r.status, 4) << lastStderr();
     EXPECT_NE(lastStderr().find("hybridsequential9_conv0_fwd"), std::string::npos) << lastStderr();
 }
+
+TEST(Cli, BreakOnNanStopsAtTheFirstNodeThatMakesNan)
+{
+    const fs::path dir = tempDir("break");
+    Result r = run("run sample:nan-demo --break-on nan --dump " + dir.string());
+    ASSERT_EQ(r.status, 0) << lastStderr();
+    EXPECT_NE(r.out.find("paused at node nandemo0_log0 (log), after"), std::string::npos) << r.out;
+    EXPECT_EQ(readNpy((dir / "nandemo0_log0_0.npy").string()).shape(), Shape({ 2, 4 }));
+    EXPECT_TRUE(fs::exists(dir / "nandemo0_log0_input0.npy"));
+}
+
+TEST(Cli, BreakOnANodeBeforeItRuns)
+{
+    Result r = run("run sample:lenet --break hybridsequential0_pool0_fwd:before");
+    ASSERT_EQ(r.status, 0) << lastStderr();
+    EXPECT_NE(r.out.find("paused at node hybridsequential0_pool0_fwd (Pooling), before"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("hybridsequential0_pool0_fwd_data (1, 10, 24, 24)"), std::string::npos) << r.out;
+    // No hit: the run ends as without a breakpoint.
+    Result none = run("run sample:lenet --break-on \"max>1e9\"");
+    EXPECT_EQ(none.status, 0);
+    EXPECT_EQ(none.out.find("paused"), std::string::npos);
+    EXPECT_NE(none.out.find("output0 (1, 10)"), std::string::npos) << none.out;
+    EXPECT_EQ(run("run sample:lenet --break-on bogus").status, 2);
+}

@@ -1,0 +1,251 @@
+#include "cli/break_command.h"
+
+#include "cli/input_spec.h"
+#include "cli/model_loader.h"
+#include "core/error.h"
+#include "debug/session.h"
+#include "io/npy.h"
+
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <optional>
+
+namespace opscope::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Collects the session's events for the main thread.
+class WaitingListener : public debug::SessionListener {
+public:
+    void paused(const debug::PauseEvent& e) override
+    {
+        std::lock_guard lock(m_mutex);
+        if (!m_pause) m_pause = e;
+        m_cv.notify_all();
+    }
+    void runFinished(uint64_t, const std::vector<Tensor>& outputs, const debug::RunRecord& record) override
+    {
+        std::lock_guard lock(m_mutex);
+        m_outputs = outputs;
+        m_stopped = record.status == RunStatus::Stopped;
+        m_done = true;
+        m_cv.notify_all();
+    }
+    void runFailed(uint64_t, const std::string& error) override
+    {
+        std::lock_guard lock(m_mutex);
+        m_error = error;
+        m_done = true;
+        m_cv.notify_all();
+    }
+    // Waits for a pause or the end of the run.
+    void waitPausedOrDone()
+    {
+        std::unique_lock lock(m_mutex);
+        m_cv.wait(lock, [&] { return m_pause.has_value() || m_done; });
+    }
+    void waitDone()
+    {
+        std::unique_lock lock(m_mutex);
+        m_cv.wait(lock, [&] { return m_done; });
+    }
+
+    std::mutex m_mutex;
+    std::condition_variable m_cv;
+    std::optional<debug::PauseEvent> m_pause;
+    bool m_done = false;
+    bool m_stopped = false;
+    std::string m_error;
+    std::vector<Tensor> m_outputs;
+};
+
+int fail(int status, const std::string& msg)
+{
+    std::cerr << "opscope-cli: " << msg << "\n";
+    return status;
+}
+
+// Inputs in model order, as `run` gathers them (--input, else the sample's default, else ones).
+std::vector<Tensor> gatherInputs(const LoadedModel& m, const std::vector<std::string>& specs, uint64_t seed)
+{
+    std::map<std::string, InputSpec> byName;
+    for (const std::string& s : specs) {
+        InputSpec spec = parseInputSpec(s);
+        if (std::find(m.inputNames.begin(), m.inputNames.end(), spec.name) == m.inputNames.end())
+            throw UsageError("--input " + spec.name + ": the model has no input of that name");
+        byName[spec.name] = spec;
+    }
+    std::vector<Tensor> inputs;
+    for (size_t i = 0; i < m.inputNames.size(); ++i) {
+        auto it = byName.find(m.inputNames[i]);
+        if (it != byName.end()) {
+            try {
+                inputs.push_back(makeInput(it->second, seed + i));
+            } catch (const FileError& e) {
+                throw LoadError(e.what());
+            }
+        } else if (i < m.defaultInputs.size()) {
+            inputs.push_back(m.defaultInputs[i]);
+        } else if (i < m.inputShapeHints.size() && m.inputShapeHints[i].known()) {
+            inputs.push_back(Tensor::ones(m.inputShapeHints[i]));
+        } else {
+            throw UsageError("input '" + m.inputNames[i] + "' needs a value: --input " + m.inputNames[i]
+                + "=FILE.npy or --input " + m.inputNames[i] + "=SHAPE");
+        }
+    }
+    return inputs;
+}
+
+void printStats(std::ostream& out, const debug::TensorStats& s)
+{
+    out << "min " << s.min << " max " << s.max << " mean " << s.mean << " std " << s.std << " nan " << s.nan << " inf "
+        << s.inf() << " zeros " << s.zeros << " count " << s.count;
+}
+
+void printPause(std::ostream& out, const debug::PauseEvent& e, const std::vector<debug::Breakpoint>& bps)
+{
+    out << "paused at node " << e.node << " (" << e.op << "), " << (e.phase == OpPhase::Before ? "before" : "after")
+        << "\n";
+    out << "  reason: " << debug::toString(e.reason);
+    for (int id : e.breakpointIds)
+        for (const debug::Breakpoint& b : bps)
+            if (b.id == id) out << "; #" << id << " " << b.str();
+    out << "\n";
+    if (!e.blockPath.empty()) out << "  block: " << e.blockPath << "\n";
+    for (size_t i = 0; i < e.tensors.size(); ++i) {
+        const debug::PausedTensor& t = e.tensors[i];
+        out << "  " << (t.isInput ? "input  " : "output ") << t.name << " " << t.values.shape().str() << ": ";
+        printStats(out, debug::computeStats(t.values.view()));
+        out << (static_cast<int>(i) == e.focus ? "  <- focus" : "") << "\n";
+    }
+    if (const debug::PausedTensor* f = e.focusTensor()) {
+        const debug::Histogram& h = e.focusHistogram;
+        out << "  histogram of " << f->name << " (" << h.bins.size() << " bins over [" << h.lo << ", " << h.hi
+            << "], nan " << h.nan << ", inf " << h.inf << "):";
+        for (uint64_t c : h.bins)
+            out << " " << c;
+        out << "\n";
+    }
+}
+} // namespace
+
+debug::Breakpoint parseBreakSpec(const std::string& text)
+{
+    std::string node = text;
+    OpPhase phase = OpPhase::Before;
+    const size_t colon = text.rfind(':');
+    if (colon != std::string::npos) {
+        const std::string p = text.substr(colon + 1);
+        if (p == "before")
+            phase = OpPhase::Before;
+        else if (p == "after")
+            phase = OpPhase::After;
+        else
+            throw UsageError("--break " + text + ": expected NODE, NODE:before or NODE:after");
+        node = text.substr(0, colon);
+    }
+    if (node.empty()) throw UsageError("--break " + text + ": no node name");
+    return debug::Breakpoint::onNode(node, phase);
+}
+
+int runWithBreakpoints(const RunOptions& o)
+{
+    std::vector<debug::Breakpoint> breaks;
+    try {
+        for (const std::string& b : o.breaks)
+            breaks.push_back(parseBreakSpec(b));
+        for (const std::string& c : o.breakOn)
+            breaks.push_back(debug::Breakpoint::watch(debug::Condition::parse(c)));
+    } catch (const Error& e) {
+        return fail(kUsage, e.what());
+    }
+    if (!o.hooks.empty()) return fail(kUsage, "--hooks cannot be combined with --break or --break-on");
+
+    LoadedModel m;
+    try {
+        m = loadModel(o.model, o.params, o.seed);
+    } catch (const Error& e) {
+        return fail(kBadFile, e.what());
+    }
+    std::vector<Tensor> inputs;
+    try {
+        inputs = gatherInputs(m, o.inputs, o.seed);
+    } catch (const LoadError& e) {
+        return fail(kBadFile, e.what());
+    } catch (const Error& e) {
+        return fail(kUsage, e.what());
+    }
+    for (const std::string& dir : { o.dump, o.outputs }) {
+        if (dir.empty()) continue;
+        std::error_code ec;
+        fs::create_directories(dir, ec);
+        if (ec) return fail(kUsage, dir + ": cannot create directory: " + ec.message());
+    }
+
+    try {
+        // Unknown nodes are usage errors, not breakpoints that silently never hit.
+        std::vector<Shape> shapes;
+        for (const Tensor& t : inputs)
+            shapes.push_back(t.shape());
+        std::shared_ptr<const Graph> g = m.block->hasFixedGraph() ? m.block->graph() : m.block->trace(shapes);
+        for (const debug::Breakpoint& b : breaks) {
+            if (b.kind != debug::Breakpoint::Kind::Node) continue;
+            auto id = g->findNode(b.location);
+            if (!id || g->node(*id).isVariable())
+                return fail(kUsage, "--break " + b.location + ": the model has no operator node of that name");
+        }
+        if (o.mode == "static_alloc")
+            m.block->hybridize(true, true);
+        else if (o.mode == "static_shape")
+            m.block->hybridize(true, true, true);
+        else
+            m.block->hybridize(); // the session runs the graph; eager and hybrid give the same events
+
+        WaitingListener listener;
+        std::vector<debug::Breakpoint> added;
+        {
+            debug::Session session(&listener);
+            session.load(m.block, m.inputNames);
+            session.setInputs(inputs);
+            for (const debug::Breakpoint& b : breaks)
+                session.addBreakpoint(b);
+            added = session.breakpoints();
+            session.start();
+            listener.waitPausedOrDone();
+            if (listener.m_pause) session.stop();
+            listener.waitDone();
+        }
+        if (listener.m_pause) {
+            const debug::PauseEvent& e = *listener.m_pause;
+            printPause(std::cout, e, added);
+            if (!o.dump.empty())
+                for (const debug::PausedTensor& t : e.tensors)
+                    writeNpy((fs::path(o.dump) / (t.name + ".npy")).string(), t.values.view());
+            return kOk;
+        }
+        if (!listener.m_error.empty()) return fail(kRunFailed, listener.m_error);
+        const std::vector<Tensor>& outputs = listener.m_outputs;
+        for (size_t i = 0; i < outputs.size(); ++i) {
+            const debug::TensorStats s = debug::computeStats(outputs[i].view());
+            std::cout << "output" << i << " " << outputs[i].shape().str() << " min " << s.min << " max " << s.max
+                      << " mean " << s.mean << " nan " << s.nan << " inf " << s.inf() << "\n";
+        }
+        if (!o.output.empty() && !outputs.empty()) writeNpy(o.output, outputs[0].view());
+        if (!o.outputs.empty())
+            for (size_t i = 0; i < outputs.size(); ++i)
+                writeNpy((fs::path(o.outputs) / ("output" + std::to_string(i) + ".npy")).string(), outputs[i].view());
+    } catch (const FileError& e) {
+        return fail(kUsage, e.what());
+    } catch (const Error& e) {
+        return fail(kRunFailed, e.what());
+    }
+    return kOk;
+}
+
+} // namespace opscope::cli

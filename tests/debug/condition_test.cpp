@@ -1,0 +1,128 @@
+// Breakpoint conditions: parsing, and each test on small hand-made data, alone and inside a
+// session (a one-op HybridLambda watched on its output).
+
+#include "core/error.h"
+#include "debug/session_test_util.h"
+#include "gluon/nn/basic_layers.h"
+
+#include <cmath>
+#include <gtest/gtest.h>
+
+using namespace opscope;
+using namespace opscope::debug;
+using namespace opscope::debug::test;
+using Kind = Condition::Kind;
+
+namespace {
+
+TensorStats statsOf(std::vector<float> v)
+{
+    return computeStats(Tensor::fromValues(Shape({ static_cast<int64_t>(v.size()) }), v).view());
+}
+
+struct Case {
+    const char* text;
+    std::vector<float> hits;
+    std::vector<float> misses;
+};
+
+const std::vector<Case> kCases = {
+    { "nan", { 1, NAN, 2 }, { 1, INFINITY, 2 } },
+    { "inf", { 1, -INFINITY }, { 1, NAN } },
+    { "naninf", { 1, INFINITY }, { 1, 2, 3 } },
+    { "naninf", { NAN }, { 0 } },
+    { "absmax>3", { 1, -4 }, { 3, -3 } },
+    { "max>1e3", { 1, 1001 }, { 1000, -5000 } },
+    { "min<-5", { 0, -6 }, { -5, 10 } },
+    { "mean>1", { 1, 2 }, { 1, 1 } },
+    { "mean<0", { -1, 0.5 }, { 0, 0 } },
+    { "std>1", { 0, 4 }, { 1, 2 } },
+    { "std<0.1", { 2, 2, 2 }, { 0, 1 } },
+    { "zero", { 0, 0, 0 }, { 0, 1e-30f } },
+    { "zeros>0.5", { 0, 0, 1 }, { 0, 1 } },
+};
+
+} // namespace
+
+TEST(Condition, EachTestOnHandMadeData)
+{
+    for (const Case& c : kCases) {
+        const Condition cond = Condition::parse(c.text);
+        EXPECT_TRUE(cond.test(statsOf(c.hits))) << c.text;
+        EXPECT_FALSE(cond.test(statsOf(c.misses))) << c.text;
+    }
+}
+
+TEST(Condition, ThresholdsIgnoreNonFiniteValues)
+{
+    EXPECT_FALSE(Condition::parse("max>0").test(statsOf({ NAN, INFINITY })));
+    EXPECT_TRUE(Condition::parse("max>0").test(statsOf({ NAN, 1 })));
+    EXPECT_TRUE(Condition::always().test(statsOf({})));
+}
+
+TEST(Condition, ParseAndPrintRoundTrip)
+{
+    EXPECT_EQ(Condition::parse("max>1e3"), Condition::of(Kind::MaxAbove, 1000));
+    EXPECT_EQ(Condition::parse(" MIN < -5 "), Condition::of(Kind::MinBelow, -5));
+    EXPECT_EQ(Condition::parse("NaNInf").kind, Kind::NanOrInf);
+    for (const char* t : { "nan", "inf", "naninf", "zero", "always", "absmax>2", "max>1000", "min<-5", "mean>0.5",
+             "mean<0.5", "std>2", "std<2", "zeros>0.25" })
+        EXPECT_EQ(Condition::parse(Condition::parse(t).str()), Condition::parse(t)) << t;
+    for (const char* bad : { "", "nan>", "max<3", "min>3", "max>x", "foo>1", "zeros>2", "mean>1e3x", ">3", "max>nan" })
+        EXPECT_THROW(Condition::parse(bad), UsageError) << bad;
+}
+
+TEST(Condition, WatchpointsInASessionOnHandMadeData)
+{
+    Watchdog dog("ConditionWatchpoints");
+    // One op, y = x * 1: the watched output is the hand-made input.
+    auto ident = std::make_shared<gluon::nn::HybridLambda>(
+        [](const gluon::F& F, const std::vector<gluon::Value>& x) {
+            return std::vector<gluon::Value> { F.mul_scalar(x[0], 1.0, "ident") };
+        },
+        "cond_");
+    for (const Case& c : kCases) {
+        for (bool expectHit : { true, false }) {
+            const std::vector<float>& v = expectHit ? c.hits : c.misses;
+            Recorder listener;
+            Session session(&listener);
+            session.load(ident, { "data" });
+            session.setInputs({ Tensor::fromValues(Shape({ 1, static_cast<int64_t>(v.size()) }), v) });
+            session.addBreakpoint(Breakpoint::watch(Condition::parse(c.text)));
+            session.start();
+            if (expectHit) {
+                const PauseEvent e = listener.waitPause(1);
+                EXPECT_EQ(e.node, "cond_ident") << c.text;
+                EXPECT_EQ(e.reason, PauseReason::Watchpoint) << c.text;
+                session.continueRun();
+            }
+            ASSERT_TRUE(listener.waitEnded()) << c.text;
+            EXPECT_EQ(listener.pauseCount(), expectHit ? 1u : 0u) << c.text << (expectHit ? " hits" : " misses");
+        }
+    }
+}
+
+TEST(Condition, NodeBreakpointConditionTestsInputsBeforeAndOutputsAfter)
+{
+    Watchdog dog("NodeBreakpointCondition");
+    auto neg = std::make_shared<gluon::nn::HybridLambda>(
+        [](const gluon::F& F, const std::vector<gluon::Value>& x) {
+            return std::vector<gluon::Value> { F.mul_scalar(x[0], -1.0, "neg") };
+        },
+        "cnd_");
+    Recorder listener;
+    Session session(&listener);
+    session.load(neg, { "data" });
+    session.setInputs({ Tensor::fromValues(Shape({ 1, 3 }), std::vector<float> { 1, 2, 3 }) });
+    // The input is positive, the output negative: only the after breakpoint's condition holds.
+    session.addBreakpoint(Breakpoint::onNode("cnd_neg", OpPhase::Before, Condition::parse("min<0")));
+    const int after = session.addBreakpoint(Breakpoint::onNode("cnd_neg", OpPhase::After, Condition::parse("min<0")));
+    session.start();
+    const PauseEvent e = listener.waitPause(1);
+    EXPECT_EQ(key(e), "cnd_neg:after");
+    EXPECT_EQ(e.breakpointIds, std::vector<int> { after });
+    EXPECT_DOUBLE_EQ(e.focusStats.min, -3);
+    session.continueRun();
+    ASSERT_TRUE(listener.waitEnded());
+    EXPECT_EQ(listener.pauseCount(), 1u);
+}
