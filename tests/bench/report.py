@@ -111,6 +111,23 @@ if hk:
         lines.append("| %s | hybridized vs eager | | %.2f× faster | | |" % (mname, ns(e) / ns(hb)))
     lines.append("")
 
+db = run("bench_debug")
+if db:
+    plain, stats = db["BM_PlainSum/real_time"], db["BM_StatsAndHistogram/real_time"]
+    lines += ["## Debugger", "", "Statistics (min, max, mean, std, L2, NaN/Inf/zero counts) and a 64-bin histogram of 100 M "
+              "floats, against one plain summing pass (Eigen, one thread) over the same memory:", "",
+              "| pass | ms | GB/s |", "|---|---|---|",
+              "| plain sum | %.1f | %.1f |" % (ns(plain) / 1e6, plain["bytes_per_second"] / 1e9),
+              "| statistics + histogram | %.1f | %.1f |" % (ns(stats) / 1e6, stats["bytes_per_second"] / 1e9), "",
+              "Statistics + histogram take %.2f× the plain sum." % (ns(stats) / ns(plain)), "",
+              "A debug session running `lenet` (start to idle, worker thread hand-off included):", "",
+              "| breakpoints | µs per run | vs none |", "|---|---|---|"]
+    base = db["BM_LenetSession/0/real_time"]
+    for arg, label in ((0, "none"), (1, "node breakpoint, condition never true"), (2, "NaN/Inf watchpoint on every op")):
+        b = db["BM_LenetSession/%d/real_time" % arg]
+        lines.append("| %s | %.1f | %+.1f %% |" % (label, ns(b) / 1e3, 100 * (ns(b) / ns(base) - 1)))
+    lines.append("")
+
 out = os.path.join(root, "docs", "BENCHMARKS.md")
 os.makedirs(os.path.dirname(out), exist_ok=True)
 with open(out, "w") as f:
