@@ -58,7 +58,12 @@ void BM_Hooks(benchmark::State& state)
     state.counters["hook_calls_per_iter"] = static_cast<double>(calls) / static_cast<double>(state.iterations());
 }
 
-BENCHMARK(BM_Hooks)->ArgsProduct({ { 0, 1, 2 }, { 0, 1 }, { 0, 1, 2 } })->ArgNames({ "model", "hybrid", "hook" });
+BENCHMARK(BM_Hooks)
+    ->ArgsProduct({ { 0, 1, 2 }, { 0, 1 }, { 0, 1, 2 } })
+    ->ArgNames({ "model", "hybrid", "hook" })
+    ->MinTime(1.0)
+    ->Repetitions(3)
+    ->ReportAggregatesOnly(true);
 
 }
 

@@ -20,12 +20,26 @@ def run(name, extra=()):
     if not os.path.exists(exe):
         return None
     out = subprocess.run([exe, "--benchmark_format=json", *extra], check=True, capture_output=True, text=True)
-    return {b["name"]: b for b in json.loads(out.stdout)["benchmarks"] if b.get("run_type", "iteration") == "iteration"}
+    result = {}
+    for b in json.loads(out.stdout)["benchmarks"]:
+        if b.get("run_type") == "aggregate":
+            if b.get("aggregate_name") == "median":  # repeated benchmarks: their median
+                name = "/".join(p for p in b["run_name"].split("/")
+                                if not p.startswith(("min_time:", "repeats:")))
+                result[name] = b
+        else:
+            result[b["name"]] = b
+    return result
 
 
-def ns(b):
+def ns(b, clock="real_time"):
     unit = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}[b["time_unit"]]
-    return b["real_time"] * unit
+    return b[clock] * unit
+
+
+def cpu(b):
+    """CPU time of the benchmark's thread: steadier than wall time on a shared machine."""
+    return ns(b, "cpu_time")
 
 
 lines = ["# Benchmarks", "",
@@ -41,13 +55,13 @@ if ex:
               "A chain of 128 tiny ops (64 × FullyConnected 16→16 + relu, batch 2). *Kernels only* calls the same "
               "prepared kernels in a plain loop; the executor adds scheduling, observers and (dynamic mode) allocation.",
               "", "| mode | observer | ns per op | vs kernels only | vs no observer |", "|---|---|---|---|---|",
-              "| kernels only | — | %.1f | — | — |" % k["ns_per_op"]]
+              "| kernels only | — | %.1f | — | — |" % (k["ns_per_op"] * 1e9)]
     for sa in (0, 1):
-        base = ex["BM_Chain_Executor/observer:0/static_alloc:%d" % sa]["ns_per_op"]
+        base = ex["BM_Chain_Executor/observer:0/static_alloc:%d" % sa]["ns_per_op"] * 1e9
         for obs, label in ((0, "none"), (1, "wants nothing"), (2, "no-op on every op")):
-            v = ex["BM_Chain_Executor/observer:%d/static_alloc:%d" % (obs, sa)]["ns_per_op"]
+            v = ex["BM_Chain_Executor/observer:%d/static_alloc:%d" % (obs, sa)]["ns_per_op"] * 1e9
             lines.append("| %s | %s | %.1f | %+.1f %% | %s |" % (
-                "static_alloc" if sa else "dynamic", label, v, 100 * (v / k["ns_per_op"] - 1),
+                "static_alloc" if sa else "dynamic", label, v, 100 * (v / (k["ns_per_op"] * 1e9) - 1),
                 "—" if obs == 0 else "%+.2f %% (%+.1f ns/op)" % (100 * (v / base - 1), v - base)))
     lines += ["", "A no-op observer is called twice per op (before and after).", ""]
     lines += ["## Networks", "", "Forward pass with `static_alloc`; GFLOP/s counts Convolution and FullyConnected "
@@ -59,7 +73,7 @@ if ex:
             key = ("ResNet-18 224×224" if parts["resnet"] == "1" else "LeNet 28×28", int(parts["batch"]),
                    "reference (Eigen)" if parts["reference"] == "1" else "oneDNN")
             nets[key] = b
-            lines.append("| %s | %d | %s | %.2f | %.1f |" % (key[0], key[1], key[2], ns(b) / 1e6, b["GFLOPs"] / 1e9))
+            lines.append("| %s | %d | %s | %.2f | %.1f |" % (key[0], key[1], key[2], ns(b) / 1e6, b["GFLOPs"]))
     for net in ("LeNet 28×28", "ResNet-18 224×224"):
         for batch in (1, 8):
             a, r = nets.get((net, batch, "oneDNN")), nets.get((net, batch, "reference (Eigen)"))
@@ -83,8 +97,8 @@ if cv:
         batch = int(parts["batch"])
         tot[batch][0] += ns(b)
         tot[batch][1] += ns(alone)
-        lines.append("| %s | %d | %.1f | %.1f | %.0f %% |" % (parts["shape"], batch, b["GFLOPs"] / 1e9,
-                                                           alone["GFLOPs"] / 1e9, 100 * alone["real_time"] / b["real_time"]))
+        lines.append("| %s | %d | %.1f | %.1f | %.0f %% |" % (parts["shape"], batch, b["GFLOPs"],
+                                                           alone["GFLOPs"], 100 * alone["real_time"] / b["real_time"]))
     for batch, (ours, alone) in tot.items():
         if ours:
             lines.append("")
@@ -95,7 +109,9 @@ if cv:
 hk = run("bench_hooks")
 if hk:
     models = {0: "seed model × 64 Dense(16)", 1: "lenet", 2: "mlp"}
-    lines += ["## Op hooks", "", "| model | mode | hook | µs per call | hook calls | ns per hook call |",
+    lines += ["## Op hooks", "", "Median of 3 repetitions, CPU time of the calling thread (the hooks run on it); "
+              "ns per hook call = (time with hook − time without) / hook calls.", "",
+              "| model | mode | hook | µs per call | hook calls | ns per hook call |",
               "|---|---|---|---|---|---|"]
     for m, mname in models.items():
         for h in (0, 1):
@@ -103,12 +119,12 @@ if hk:
             for k, kname in ((0, "none"), (1, "no-op"), (2, "no-op, monitor_all")):
                 b = hk["BM_Hooks/model:%d/hybrid:%d/hook:%d" % (m, h, k)]
                 calls = b.get("hook_calls_per_iter", 0)
-                per = (ns(b) - ns(base)) / calls if calls else float("nan")
+                per = (cpu(b) - cpu(base)) / calls if calls else float("nan")
                 lines.append("| %s | %s | %s | %.2f | %d | %s |" % (mname, "hybridized" if h else "eager", kname,
-                                                                  ns(b) / 1e3, calls, "—" if k == 0 else "%.1f" % per))
+                                                                  cpu(b) / 1e3, calls, "—" if k == 0 else "%.1f" % per))
         e = hk["BM_Hooks/model:%d/hybrid:0/hook:0" % m]
         hb = hk["BM_Hooks/model:%d/hybrid:1/hook:0" % m]
-        lines.append("| %s | hybridized vs eager | | %.2f× faster | | |" % (mname, ns(e) / ns(hb)))
+        lines.append("| %s | hybridized vs eager | | %.2f× faster | | |" % (mname, cpu(e) / cpu(hb)))
     lines.append("")
 
 db = run("bench_debug")

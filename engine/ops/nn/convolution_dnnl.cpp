@@ -91,7 +91,8 @@ struct Fingerprint {
     bool operator==(const Fingerprint&) const = default;
 };
 
-#if defined(__GNUC__) && defined(__x86_64__)
+// Not under sanitizers: the load-time resolver of target_clones runs before their runtime starts.
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
 __attribute__((target_clones("avx2", "default")))
 #endif
 Fingerprint
@@ -125,9 +126,9 @@ memory::desc anyFormat(const memory::desc& d)
 }
 
 // The primitive and its reorders are made once; run() only points the user memories at the
-// tensors' buffers. Weights in another format are reordered only when their fingerprint
-// changed since the last run: for ResNet's 512x512x3x3 weights the reorder costs about as
-// much as the convolution itself, the fingerprint a quarter to a third of that.
+// tensors' buffers. Weights in another format are reordered only when their fingerprint changed
+// since the last run: oneDNN's reorder of ResNet's 512x512x3x3 weights costs about as much as the
+// convolution itself, the fingerprint (one read at memory speed) a tenth to a quarter of that.
 class ConvolutionDnnl final : public Kernel {
 public:
     ConvolutionDnnl(const ConvolutionParams& p, const Shape& data, const Shape& output)
@@ -150,16 +151,20 @@ public:
         const memory::desc dstPlain = dnnlutil::plainDesc(output);
         const memory::desc biasPlain = dnnlutil::plainDesc(Shape { g.outChannels });
 
+        // With few input channels (an image's RGB) oneDNN's direct kernel reads plain NCHW itself,
+        // faster than the channels-last kernel it prefers once the transposition is counted.
+        const bool imageInput = g.inChannels < 8 && g.groups == 1;
+        const memory::desc src = imageInput ? srcPlain : anyFormat(srcPlain);
         // Padding on the right as on the left: oneDNN's output-size check floors as MXNet does.
         const auto kind = dnnl::prop_kind::forward_inference;
         const auto algo = dnnl::algorithm::convolution_direct;
         const dnnl::convolution_forward::primitive_desc pd = p.noBias
             ? dnnl::convolution_forward::primitive_desc(
-                dnnl::convolution_forward::desc(kind, algo, anyFormat(srcPlain), anyFormat(weightsPlain),
-                    anyFormat(dstPlain), strides, dilates, pads, pads),
+                dnnl::convolution_forward::desc(
+                    kind, algo, src, anyFormat(weightsPlain), anyFormat(dstPlain), strides, dilates, pads, pads),
                 dnnlutil::cpuEngine())
             : dnnl::convolution_forward::primitive_desc(
-                dnnl::convolution_forward::desc(kind, algo, anyFormat(srcPlain), anyFormat(weightsPlain), biasPlain,
+                dnnl::convolution_forward::desc(kind, algo, src, anyFormat(weightsPlain), biasPlain,
                     anyFormat(dstPlain), strides, dilates, pads, pads),
                 dnnlutil::cpuEngine());
         m_conv = dnnl::convolution_forward(pd);

@@ -3,11 +3,13 @@
 #include "core/error.h"
 #include "exec/invoke.h"
 #include "io/npy.h"
+#include "ops/nn/channels_last.h"
 #include "ops/registry.h"
 #include "tensor/random.h"
 
 #include <gtest/gtest.h>
 #include <string>
+#include <tuple>
 #include <vector>
 
 using namespace opscope;
@@ -299,3 +301,25 @@ INSTANTIATE_TEST_SUITE_P(Shapes, ConvolutionDnnl,
             { { "kernel", "(3,)" }, { "stride", "(2,)" }, { "dilate", "(3,)" }, { "pad", "(1,)" },
                 { "num_filter", "6" }, { "num_group", "3" }, { "no_bias", "True" } } },
         ConvDnnlCase { Shape({ 3, 4, 9 }), { { "kernel", "(1,)" }, { "num_filter", "5" } } }));
+
+// The oneDNN kernel's own NCHW <-> NHWC transposition, on sizes that are not multiples of its
+// SIMD blocks and tiles.
+TEST(Convolution, ChannelsLastTranspositionsAreExact)
+{
+    for (const auto& [batch, channels, positions] : std::vector<std::tuple<int64_t, int64_t, int64_t>> {
+             { 1, 3, 50 }, { 2, 13, 37 }, { 3, 64, 49 }, { 1, 40, 33 }, { 2, 1, 9 } }) {
+        SCOPED_TRACE(std::to_string(channels) + " x " + std::to_string(positions));
+        const int64_t size = batch * channels * positions;
+        std::vector<float> first(static_cast<size_t>(size)), last(first.size()), back(first.size());
+        for (int64_t i = 0; i < size; ++i)
+            first[static_cast<size_t>(i)] = static_cast<float>(i);
+        toChannelsLast(first.data(), last.data(), batch, channels, positions);
+        for (int64_t n = 0; n < batch; ++n)
+            for (int64_t c = 0; c < channels; ++c)
+                for (int64_t p = 0; p < positions; ++p)
+                    ASSERT_EQ(last[static_cast<size_t>((n * positions + p) * channels + c)],
+                        first[static_cast<size_t>((n * channels + c) * positions + p)]);
+        toChannelsFirst(last.data(), back.data(), batch, channels, positions);
+        EXPECT_EQ(back, first);
+    }
+}
