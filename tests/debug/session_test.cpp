@@ -321,15 +321,19 @@ TEST(Session, PauseCommandStopsAtTheNextOp)
     EXPECT_EQ(f.listener.pauseCount(), 1u);
 }
 
-TEST(Session, UnobservedRunIgnoresCommands)
+TEST(Session, PauseWithoutBreakpointsStopsAtTheNextOp)
 {
-    // No breakpoint, no recording: the observer wants no node, so pause() has nothing to act on.
-    Watchdog dog("UnobservedRun");
+    // No breakpoint, no recording: pause() during the run still stops at the next op.
+    Watchdog dog("PauseWithoutBreakpoints");
     Fixture f;
     f.listener.onStarted = [&] { f.session.pause(); };
     f.session.start();
+    const PauseEvent e = f.listener.waitPause(1);
+    EXPECT_EQ(e.reason, PauseReason::Pause);
+    EXPECT_EQ(key(e), kD0 + ":before");
+    EXPECT_TRUE(f.session.continueRun());
     ASSERT_TRUE(f.listener.waitEnded());
-    EXPECT_EQ(f.listener.pauseCount(), 0u);
+    EXPECT_EQ(f.listener.pauseCount(), 1u);
     EXPECT_EQ(f.listener.m_finished.size(), 1u);
     EXPECT_TRUE(f.listener.m_record.ops.empty());
 }
