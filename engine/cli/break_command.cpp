@@ -71,37 +71,6 @@ int fail(int status, const std::string& msg)
     return status;
 }
 
-// Inputs in model order, as `run` gathers them (--input, else the sample's default, else ones).
-std::vector<Tensor> gatherInputs(const LoadedModel& m, const std::vector<std::string>& specs, uint64_t seed)
-{
-    std::map<std::string, InputSpec> byName;
-    for (const std::string& s : specs) {
-        InputSpec spec = parseInputSpec(s);
-        if (std::find(m.inputNames.begin(), m.inputNames.end(), spec.name) == m.inputNames.end())
-            throw UsageError("--input " + spec.name + ": the model has no input of that name");
-        byName[spec.name] = spec;
-    }
-    std::vector<Tensor> inputs;
-    for (size_t i = 0; i < m.inputNames.size(); ++i) {
-        auto it = byName.find(m.inputNames[i]);
-        if (it != byName.end()) {
-            try {
-                inputs.push_back(makeInput(it->second, seed + i));
-            } catch (const FileError& e) {
-                throw LoadError(e.what());
-            }
-        } else if (i < m.defaultInputs.size()) {
-            inputs.push_back(m.defaultInputs[i]);
-        } else if (i < m.inputShapeHints.size() && m.inputShapeHints[i].known()) {
-            inputs.push_back(Tensor::ones(m.inputShapeHints[i]));
-        } else {
-            throw UsageError("input '" + m.inputNames[i] + "' needs a value: --input " + m.inputNames[i]
-                + "=FILE.npy or --input " + m.inputNames[i] + "=SHAPE");
-        }
-    }
-    return inputs;
-}
-
 void printStats(std::ostream& out, const debug::TensorStats& s)
 {
     out << "min " << s.min << " max " << s.max << " mean " << s.mean << " std " << s.std << " nan " << s.nan << " inf "

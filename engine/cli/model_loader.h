@@ -29,6 +29,10 @@ struct LoadedModel {
 /// else `<prefix>-<epoch>.params` beside it with the highest epoch. Throws LoadError.
 LoadedModel loadModel(const std::string& spec, const std::string& paramsFile, uint64_t seed);
 
+/// The model's inputs in order: from `--input` specs (UsageError for a name the model lacks,
+/// LoadError for a bad file), else the sample's default, else ones of the hinted shape.
+std::vector<Tensor> gatherInputs(const LoadedModel& m, const std::vector<std::string>& specs, uint64_t seed);
+
 /// The `.params` file beside a symbol file with the highest epoch ("" when there is none).
 std::string findParamsBeside(const std::string& symbolFile);
 
