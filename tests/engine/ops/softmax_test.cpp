@@ -8,6 +8,7 @@
 
 #include <cctype>
 #include <functional>
+#include "common/op_test_util.h"
 #include <gtest/gtest.h>
 
 using namespace opscope;
@@ -19,23 +20,8 @@ Tensor smFixture(const std::string& name)
     return readNpy(test::fixture("softmax/" + name + ".npy"));
 }
 
-std::string dnnlBackend(const std::string& op, const AttrMap& attrs, std::vector<Shape> in)
-{
-    const OpDef& def = OpRegistry::instance().get(op);
-    const ParamsPtr params = def.parse(attrs);
-    const std::vector<Shape> out = inferOpShapes(op, attrs, in);
-    return def.makeKernel(*params, in, out, KernelKind::Dnnl)->backend();
-}
-
-template <class E> std::string errorOf(const std::function<void()>& fn)
-{
-    try {
-        fn();
-    } catch (const E& e) {
-        return e.what();
-    }
-    return "(no error)";
-}
+using test::dnnlBackend;
+using test::errorOf;
 
 // ---- Reference kernels against PyTorch (tests/fixtures/make_pool_act_softmax_fixtures.py) ---------
 
