@@ -1,7 +1,7 @@
 #include "cli/break_command.h"
 
-#include "cli/input_spec.h"
-#include "cli/model_loader.h"
+#include "load/input_spec.h"
+#include "load/model_loader.h"
 #include "core/error.h"
 #include "debug/session.h"
 #include "io/npy.h"
@@ -17,6 +17,7 @@
 namespace opscope::cli {
 
 namespace fs = std::filesystem;
+using namespace opscope::load;
 
 namespace {
 

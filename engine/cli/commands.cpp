@@ -1,7 +1,7 @@
 #include "cli/commands.h"
 
-#include "cli/input_spec.h"
-#include "cli/model_loader.h"
+#include "load/input_spec.h"
+#include "load/model_loader.h"
 #include "core/error.h"
 #include "debug/tensor_stats.h"
 #include "io/npy.h"
@@ -17,6 +17,7 @@
 namespace opscope::cli {
 
 namespace fs = std::filesystem;
+using namespace opscope::load;
 
 namespace {
 
@@ -75,40 +76,6 @@ namespace {
     }
 }
 
-// Inputs in model order: from --input specs, else the sample's default, else ones of the hinted shape.
-std::vector<Tensor> gatherInputs(const LoadedModel& m, const std::vector<std::string>& specs, uint64_t seed)
-{
-    std::map<std::string, InputSpec> byName;
-    for (const std::string& s : specs) {
-        InputSpec spec = parseInputSpec(s);
-        if (std::find(m.inputNames.begin(), m.inputNames.end(), spec.name) == m.inputNames.end()) {
-            std::string names;
-            for (const auto& n : m.inputNames)
-                names += (names.empty() ? "" : ", ") + n;
-            throw UsageError("--input " + spec.name + ": the model has no input of that name (inputs: " + names + ")");
-        }
-        byName[spec.name] = spec;
-    }
-    std::vector<Tensor> inputs;
-    for (size_t i = 0; i < m.inputNames.size(); ++i) {
-        auto it = byName.find(m.inputNames[i]);
-        if (it != byName.end()) {
-            try {
-                inputs.push_back(makeInput(it->second, seed + i));
-            } catch (const FileError& e) {
-                throw LoadError(e.what());
-            }
-        } else if (i < m.defaultInputs.size()) {
-            inputs.push_back(m.defaultInputs[i]);
-        } else if (i < m.inputShapeHints.size() && m.inputShapeHints[i].known()) {
-            inputs.push_back(Tensor::ones(m.inputShapeHints[i]));
-        } else {
-            throw UsageError("input '" + m.inputNames[i] + "' needs a value: --input " + m.inputNames[i]
-                + "=FILE.npy or --input " + m.inputNames[i] + "=SHAPE");
-        }
-    }
-    return inputs;
-}
 
 
 int listCommand()

@@ -16,6 +16,7 @@ Session::Session(SessionListener* listener)
 
 Session::~Session()
 {
+    m_queries.clear();
     {
         std::lock_guard lock(m_mutex);
         m_shutdown = true;
@@ -157,6 +158,33 @@ std::optional<TensorSlice> Session::slice(const std::string& tensorName, const S
     std::optional<Tensor> t = tensor(tensorName);
     if (!t) return std::nullopt;
     return sliceOf(t->view(), request);
+}
+
+void Session::requestSummary(
+    const std::string& tensorName, Reply<TensorSummary> reply, int bins, HistogramScale scale, double lo, double hi)
+{
+    m_queries.post(0, [this, tensorName, reply = std::move(reply), bins, scale, lo, hi] {
+        std::optional<Tensor> t = tensor(tensorName);
+        if (!t) return reply(tensorName, std::nullopt, "no tensor '" + tensorName + "' in the paused node or the run record");
+        TensorSummary s;
+        s.shape = t->shape();
+        s.stats = computeStats(t->view());
+        s.histogram = computeHistogram(t->view(), s.stats, bins, scale, lo, hi);
+        reply(tensorName, std::move(s), {});
+    });
+}
+
+void Session::requestSlice(const std::string& tensorName, const SliceRequest& request, Reply<TensorSlice> reply)
+{
+    m_queries.post(1, [this, tensorName, request, reply = std::move(reply)] {
+        std::optional<Tensor> t = tensor(tensorName);
+        if (!t) return reply(tensorName, std::nullopt, "no tensor '" + tensorName + "' in the paused node or the run record");
+        try {
+            reply(tensorName, sliceOf(t->view(), request), {});
+        } catch (const Error& e) {
+            reply(tensorName, std::nullopt, e.what());
+        }
+    });
 }
 
 RunRecord Session::record() const

@@ -5,6 +5,7 @@
 #include "debug/debug_observer.h"
 #include "debug/gate.h"
 #include "debug/pause_event.h"
+#include "debug/query_queue.h"
 #include "debug/run_record.h"
 #include "debug/session_listener.h"
 #include "debug/session_options.h"
@@ -13,6 +14,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -110,6 +112,23 @@ public:
     /// Throws UsageError for an index out of range.
     std::optional<TensorSlice> slice(const std::string& tensorName, const SliceRequest& request = {}) const;
 
+    /// Statistics and a histogram of one tensor, answered together.
+    struct TensorSummary {
+        Shape shape;
+        TensorStats stats;
+        Histogram histogram;
+    };
+    template <typename T> using Reply = std::function<void(const std::string& tensorName, std::optional<T> result, const std::string& error)>;
+    /// The same questions, answered asynchronously on the session's query thread (not the worker,
+    /// which may be paused; not the caller's): a newer request of the same kind replaces an older one
+    /// not yet started, whose reply never comes. Replies run on the query thread; `error` names the
+    /// tensor and what is wrong (no such tensor in the paused node or the record; index out of range).
+    void requestSummary(const std::string& tensorName, Reply<TensorSummary> reply, int bins = 64,
+        HistogramScale scale = HistogramScale::Linear, double lo = 0, double hi = 0);
+    void requestSlice(const std::string& tensorName, const SliceRequest& request, Reply<TensorSlice> reply);
+    /// The query thread's counters (tests).
+    const QueryQueue& queries() const { return m_queries; }
+
     /// A copy of the current run's record so far, or of the last run's.
     RunRecord record() const;
     /// The graph of the current or last run (null before the first).
@@ -145,6 +164,7 @@ private:
     mutable std::mutex m_recordMutex;
     RunRecord m_record;
     DebugObserver m_observer;
+    QueryQueue m_queries; // after what its jobs read: destroyed (joined) before them
     std::thread m_worker; // last: starts after everything it uses exists
 };
 

@@ -1,10 +1,10 @@
-#include "cli/input_spec.h"
+#include "load/input_spec.h"
 
 #include "core/error.h"
 #include "io/npy.h"
 #include "tensor/random.h"
 
-namespace opscope::cli {
+namespace opscope::load {
 
 Shape parseShapeX(const std::string& text)
 {
@@ -64,4 +64,4 @@ Tensor makeInput(const InputSpec& spec, uint64_t seed)
     return Tensor::ones(spec.shape);
 }
 
-} // namespace opscope::cli
+} // namespace opscope::load

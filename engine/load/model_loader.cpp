@@ -1,15 +1,18 @@
-#include "cli/model_loader.h"
+#include "load/model_loader.h"
 
 #include "core/error.h"
 #include "gluon/symbol_block.h"
 #include "io/params_file.h"
 #include "io/symbol_json.h"
+#include "load/input_spec.h"
 #include "models/registry.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <map>
 #include <set>
 
-namespace opscope::cli {
+namespace opscope::load {
 
 namespace fs = std::filesystem;
 
@@ -114,4 +117,66 @@ LoadedModel loadModel(const std::string& spec, const std::string& paramsFile, ui
     return m;
 }
 
-} // namespace opscope::cli
+// Inputs in model order: from --input specs, else the sample's default, else ones of the hinted shape.
+std::vector<Tensor> gatherInputs(const LoadedModel& m, const std::vector<std::string>& specs, uint64_t seed)
+{
+    std::map<std::string, InputSpec> byName;
+    for (const std::string& s : specs) {
+        InputSpec spec = parseInputSpec(s);
+        if (std::find(m.inputNames.begin(), m.inputNames.end(), spec.name) == m.inputNames.end()) {
+            std::string names;
+            for (const auto& n : m.inputNames)
+                names += (names.empty() ? "" : ", ") + n;
+            throw UsageError("--input " + spec.name + ": the model has no input of that name (inputs: " + names + ")");
+        }
+        byName[spec.name] = spec;
+    }
+    std::vector<Tensor> inputs;
+    for (size_t i = 0; i < m.inputNames.size(); ++i) {
+        auto it = byName.find(m.inputNames[i]);
+        if (it != byName.end()) {
+            try {
+                inputs.push_back(makeInput(it->second, seed + i));
+            } catch (const FileError& e) {
+                throw LoadError(e.what());
+            }
+        } else if (i < m.defaultInputs.size()) {
+            inputs.push_back(m.defaultInputs[i]);
+        } else if (i < m.inputShapeHints.size() && m.inputShapeHints[i].known()) {
+            inputs.push_back(Tensor::ones(m.inputShapeHints[i]));
+        } else {
+            throw UsageError("input '" + m.inputNames[i] + "' needs a value: --input " + m.inputNames[i]
+                + "=FILE.npy or --input " + m.inputNames[i] + "=SHAPE");
+        }
+    }
+    return inputs;
+}
+
+ModelGraph graphOf(const LoadedModel& m, const std::vector<Shape>& inputShapes)
+{
+    bool known = inputShapes.size() == m.inputNames.size();
+    for (const Shape& s : inputShapes)
+        known = known && s.known();
+    ModelGraph out;
+    if (m.block->hasFixedGraph())
+        out.graph = m.block->graph();
+    else if (known)
+        out.graph = m.block->trace(inputShapes);
+    else
+        throw UsageError(m.source + ": the input shapes are needed to trace the model");
+    if (!known) return out;
+    std::vector<Shape> varShapes;
+    const gluon::ParameterDict p = m.block->collect_params();
+    for (uint32_t v : out.graph->variables()) {
+        const std::string& name = out.graph->node(v).name;
+        auto it = std::find(m.inputNames.begin(), m.inputNames.end(), name);
+        if (it != m.inputNames.end())
+            varShapes.push_back(inputShapes[static_cast<size_t>(it - m.inputNames.begin())]);
+        else
+            varShapes.push_back(p.contains(name) ? p.at(name)->shape() : Shape());
+    }
+    out.entryShapes = out.graph->inferShapes(varShapes);
+    return out;
+}
+
+} // namespace opscope::load

@@ -4,7 +4,7 @@
 
 #include <string>
 
-namespace opscope::cli {
+namespace opscope::load {
 
 /// `NAME=FILE.npy` or `NAME=SHAPE[:ones|zeros|uniform|normal]` (SHAPE like 1x1x28x28).
 struct InputSpec {
@@ -21,4 +21,4 @@ Shape parseShapeX(const std::string& text);
 /// The tensor of a spec: reads the file (FileError) or fills the shape from `seed`.
 Tensor makeInput(const InputSpec& spec, uint64_t seed);
 
-} // namespace opscope::cli
+} // namespace opscope::load

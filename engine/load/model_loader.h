@@ -2,11 +2,12 @@
 
 #include "core/error.h"
 #include "gluon/block.h"
+#include "graph/graph.h"
 
 #include <string>
 #include <vector>
 
-namespace opscope::cli {
+namespace opscope::load {
 
 /// Failure to load a model, its parameters or an input file (exit status 3).
 class LoadError : public Error {
@@ -33,7 +34,18 @@ LoadedModel loadModel(const std::string& spec, const std::string& paramsFile, ui
 /// LoadError for a bad file), else the sample's default, else ones of the hinted shape.
 std::vector<Tensor> gatherInputs(const LoadedModel& m, const std::vector<std::string>& specs, uint64_t seed);
 
+/// A model's graph and, when every input shape is known, the shape of every entry (indexed by
+/// Graph::entryId; empty otherwise).
+struct ModelGraph {
+    std::shared_ptr<const Graph> graph;
+    std::vector<Shape> entryShapes;
+};
+
+/// Traces the model with `inputShapes` (a SymbolBlock keeps its own graph) and infers the shapes.
+/// Throws UsageError when a traced model's input shape is unknown, ShapeError/GraphError from the model.
+ModelGraph graphOf(const LoadedModel& m, const std::vector<Shape>& inputShapes);
+
 /// The `.params` file beside a symbol file with the highest epoch ("" when there is none).
 std::string findParamsBeside(const std::string& symbolFile);
 
-} // namespace opscope::cli
+} // namespace opscope::load
