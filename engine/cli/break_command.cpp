@@ -105,31 +105,12 @@ void printPause(std::ostream& out, const debug::PauseEvent& e, const std::vector
 }
 } // namespace
 
-debug::Breakpoint parseBreakSpec(const std::string& text)
-{
-    std::string node = text;
-    OpPhase phase = OpPhase::Before;
-    const size_t colon = text.rfind(':');
-    if (colon != std::string::npos) {
-        const std::string p = text.substr(colon + 1);
-        if (p == "before")
-            phase = OpPhase::Before;
-        else if (p == "after")
-            phase = OpPhase::After;
-        else
-            throw UsageError("--break " + text + ": expected NODE, NODE:before or NODE:after");
-        node = text.substr(0, colon);
-    }
-    if (node.empty()) throw UsageError("--break " + text + ": no node name");
-    return debug::Breakpoint::onNode(node, phase);
-}
-
 int runWithBreakpoints(const RunOptions& o)
 {
     std::vector<debug::Breakpoint> breaks;
     try {
         for (const std::string& b : o.breaks)
-            breaks.push_back(parseBreakSpec(b));
+            breaks.push_back(debug::parseBreakSpec(b));
         for (const std::string& c : o.breakOn)
             breaks.push_back(debug::Breakpoint::watch(debug::Condition::parse(c)));
     } catch (const Error& e) {

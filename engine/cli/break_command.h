@@ -13,7 +13,4 @@ namespace opscope::cli {
 /// the outputs as `run` does. Bad break specifications return kUsage.
 int runWithBreakpoints(const RunOptions& options);
 
-/// "NODE", "NODE:before" or "NODE:after" (before by default). Throws UsageError.
-debug::Breakpoint parseBreakSpec(const std::string& text);
-
 } // namespace opscope::cli

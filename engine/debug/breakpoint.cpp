@@ -1,5 +1,7 @@
 #include "debug/breakpoint.h"
 
+#include "core/error.h"
+
 namespace opscope::debug {
 
 Breakpoint Breakpoint::onNode(std::string node, OpPhase phase, Condition c)
@@ -46,6 +48,25 @@ std::string Breakpoint::str() const
     }
     if (condition.kind != Condition::Kind::Always) s += " if " + condition.str();
     return s;
+}
+
+Breakpoint parseBreakSpec(const std::string& text)
+{
+    std::string node = text;
+    OpPhase phase = OpPhase::Before;
+    const size_t colon = text.rfind(':');
+    if (colon != std::string::npos) {
+        const std::string p = text.substr(colon + 1);
+        if (p == "before")
+            phase = OpPhase::Before;
+        else if (p == "after")
+            phase = OpPhase::After;
+        else
+            throw UsageError("--break " + text + ": expected NODE, NODE:before or NODE:after");
+        node = text.substr(0, colon);
+    }
+    if (node.empty()) throw UsageError("--break " + text + ": no node name");
+    return Breakpoint::onNode(node, phase);
 }
 
 } // namespace opscope::debug

@@ -39,4 +39,8 @@ struct Breakpoint {
     std::string str() const;
 };
 
+/// A node breakpoint from "NODE", "NODE:before" or "NODE:after" (before by default), as the command
+/// lines write it. Throws UsageError naming the text.
+Breakpoint parseBreakSpec(const std::string& text);
+
 } // namespace opscope::debug

@@ -16,13 +16,10 @@ Shape parseShapeX(const std::string& text)
         if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos || part.size() > 9)
             throw UsageError("shape '" + text + "': expected positive integers separated by 'x', like 1x1x28x28");
         const int64_t d = std::stoll(part);
-        if (d <= 0)
-            throw UsageError("shape '" + text + "': dimensions must be positive");
-        if (s.ndim() == Shape::kMaxDims)
-            throw UsageError("shape '" + text + "': at most 6 dimensions");
+        if (d <= 0) throw UsageError("shape '" + text + "': dimensions must be positive");
+        if (s.ndim() == Shape::kMaxDims) throw UsageError("shape '" + text + "': at most 6 dimensions");
         s.push_back(d);
-        if (x == std::string::npos)
-            break;
+        if (x == std::string::npos) break;
         start = x + 1;
     }
     return s;
@@ -45,22 +42,19 @@ InputSpec parseInputSpec(const std::string& text)
     if (colon != std::string::npos) {
         spec.fill = value.substr(colon + 1);
         if (spec.fill != "ones" && spec.fill != "zeros" && spec.fill != "uniform" && spec.fill != "normal")
-            throw UsageError("--input '" + text + "': unknown fill '" + spec.fill + "' (ones, zeros, uniform or normal)");
+            throw UsageError(
+                "--input '" + text + "': unknown fill '" + spec.fill + "' (ones, zeros, uniform or normal)");
     }
     return spec;
 }
 
 Tensor makeInput(const InputSpec& spec, uint64_t seed)
 {
-    if (!spec.file.empty())
-        return readNpy(spec.file);
+    if (!spec.file.empty()) return readNpy(spec.file);
     Generator gen(seed);
-    if (spec.fill == "zeros")
-        return Tensor::zeros(spec.shape);
-    if (spec.fill == "uniform")
-        return Tensor::uniform(spec.shape, 0.0f, 1.0f, &gen);
-    if (spec.fill == "normal")
-        return Tensor::normal(spec.shape, 0.0f, 1.0f, &gen);
+    if (spec.fill == "zeros") return Tensor::zeros(spec.shape);
+    if (spec.fill == "uniform") return Tensor::uniform(spec.shape, 0.0f, 1.0f, &gen);
+    if (spec.fill == "normal") return Tensor::normal(spec.shape, 0.0f, 1.0f, &gen);
     return Tensor::ones(spec.shape);
 }
 

@@ -19,7 +19,8 @@ namespace fs = std::filesystem;
 std::string findParamsBeside(const std::string& symbolFile)
 {
     const std::string suffix = "-symbol.json";
-    if (symbolFile.size() <= suffix.size() || symbolFile.compare(symbolFile.size() - suffix.size(), suffix.size(), suffix) != 0)
+    if (symbolFile.size() <= suffix.size()
+        || symbolFile.compare(symbolFile.size() - suffix.size(), suffix.size(), suffix) != 0)
         return {};
     const fs::path prefix(symbolFile.substr(0, symbolFile.size() - suffix.size()));
     const fs::path dir = prefix.has_parent_path() ? prefix.parent_path() : fs::path(".");
@@ -33,8 +34,7 @@ std::string findParamsBeside(const std::string& symbolFile)
             || name.compare(name.size() - 7, 7, ".params") != 0)
             continue;
         const std::string epoch = name.substr(stem.size(), name.size() - stem.size() - 7);
-        if (epoch.empty() || epoch.find_first_not_of("0123456789") != std::string::npos)
-            continue;
+        if (epoch.empty() || epoch.find_first_not_of("0123456789") != std::string::npos) continue;
         const long e = std::stol(epoch);
         if (e > bestEpoch) {
             bestEpoch = e;
@@ -62,8 +62,7 @@ LoadedModel loadModel(const std::string& spec, const std::string& paramsFile, ui
         return m;
     }
     m.fromFile = true;
-    if (!fs::exists(spec))
-        throw LoadError(spec + ": no such file");
+    if (!fs::exists(spec)) throw LoadError(spec + ": no such file");
     m.paramsFile = paramsFile.empty() ? findParamsBeside(spec) : paramsFile;
     try {
         Graph g = loadSymbolJson(spec);
@@ -76,16 +75,14 @@ LoadedModel loadModel(const std::string& spec, const std::string& paramsFile, ui
             for (const char* suffix : { "_weight", "_bias", "_gamma", "_beta", "_moving_mean", "_moving_var",
                      "_running_mean", "_running_var" }) {
                 const std::string s(suffix);
-                if (name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0)
-                    return true;
+                if (name.size() > s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0) return true;
             }
             return false;
         };
         for (uint32_t v : g.variables()) {
             const Node& n = g.node(v);
             // A parameter the file lacks stays a parameter, so the import names it as missing.
-            if (paramNames.count(n.name) || (!m.paramsFile.empty() && looksLikeParameter(n.name)))
-                continue;
+            if (paramNames.count(n.name) || (!m.paramsFile.empty() && looksLikeParameter(n.name))) continue;
             m.inputNames.push_back(n.name);
             Shape hint;
             auto it = n.attrs.find("__shape__");
@@ -102,8 +99,7 @@ LoadedModel loadModel(const std::string& spec, const std::string& paramsFile, ui
             // Without a params file every variable would be an input: say what is missing instead.
             std::string names;
             for (const auto& n : m.inputNames)
-                if (n != "data" && n.find("label") == std::string::npos)
-                    names += (names.empty() ? "" : ", ") + n;
+                if (n != "data" && n.find("label") == std::string::npos) names += (names.empty() ? "" : ", ") + n;
             if (!names.empty())
                 throw LoadError(spec + ": no .params file found beside it (looked for "
                     + spec.substr(0, spec.size() - 12) + "-NNNN.params); parameters without values: " + names);

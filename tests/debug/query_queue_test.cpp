@@ -79,19 +79,22 @@ TEST(Session, AsynchronousRequestsAnswerWhilePausedAndTheNewestWins)
     std::string lastError;
     int replies = 0;
     for (int bins = 1; bins <= 50; ++bins)
-        session.requestSummary(name, [&](const std::string& n, std::optional<Session::TensorSummary> r, const std::string& err) {
-            std::lock_guard lock(m);
-            ++replies;
-            if (r) {
-                EXPECT_EQ(n, name);
-                EXPECT_EQ(r->shape, e.tensors[0].values.shape());
-                EXPECT_EQ(std::accumulate(r->histogram.bins.begin(), r->histogram.bins.end(), uint64_t(0))
-                        + r->histogram.nan + r->histogram.inf,
-                    static_cast<uint64_t>(r->stats.count));
-                binsSeen.push_back(static_cast<int>(r->histogram.bins.size()));
-            }
-            cv.notify_all();
-        }, bins);
+        session.requestSummary(
+            name,
+            [&](const std::string& n, std::optional<Session::TensorSummary> r, const std::string& err) {
+                std::lock_guard lock(m);
+                ++replies;
+                if (r) {
+                    EXPECT_EQ(n, name);
+                    EXPECT_EQ(r->shape, e.tensors[0].values.shape());
+                    EXPECT_EQ(std::accumulate(r->histogram.bins.begin(), r->histogram.bins.end(), uint64_t(0))
+                            + r->histogram.nan + r->histogram.inf,
+                        static_cast<uint64_t>(r->stats.count));
+                    binsSeen.push_back(static_cast<int>(r->histogram.bins.size()));
+                }
+                cv.notify_all();
+            },
+            bins);
     session.requestSlice(name, SliceRequest { { 0, 0 }, 2, 3, 4, 5 },
         [&](const std::string&, std::optional<TensorSlice> r, const std::string& err) {
             std::lock_guard lock(m);
@@ -104,16 +107,18 @@ TEST(Session, AsynchronousRequestsAnswerWhilePausedAndTheNewestWins)
             }
             cv.notify_all();
         });
-    session.requestSlice("no_such_tensor", {}, [&](const std::string&, std::optional<TensorSlice> r, const std::string& err) {
-        std::lock_guard lock(m);
-        ++replies;
-        EXPECT_FALSE(r);
-        lastError = err;
-        cv.notify_all();
-    });
+    session.requestSlice(
+        "no_such_tensor", {}, [&](const std::string&, std::optional<TensorSlice> r, const std::string& err) {
+            std::lock_guard lock(m);
+            ++replies;
+            EXPECT_FALSE(r);
+            lastError = err;
+            cv.notify_all();
+        });
     {
         std::unique_lock lock(m);
-        ASSERT_TRUE(cv.wait_for(lock, Recorder::kTimeout, [&] { return !binsSeen.empty() && binsSeen.back() == 50 && !lastError.empty(); }));
+        ASSERT_TRUE(cv.wait_for(lock, Recorder::kTimeout,
+            [&] { return !binsSeen.empty() && binsSeen.back() == 50 && !lastError.empty(); }));
     }
     session.queries().drain();
     // Every summary reply came in request order and the last one asked for 50 bins; the replaced

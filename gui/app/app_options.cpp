@@ -1,0 +1,97 @@
+#include "gui/app/app_options.h"
+
+#include "debug/condition.h"
+
+namespace opscope::gui {
+
+QString appUsage()
+{
+    return QStringLiteral(
+        "Usage: opscope [MODEL|sample:NAME] [options]\n"
+        "\n"
+        "A debugger for neural networks: the model's graph, breakpoints on its nodes, and the tensors\n"
+        "where a run pauses. MODEL is an MXNet <prefix>-symbol.json (its .params found beside it) or\n"
+        "sample:NAME (mlp, lenet, mini-resnet, tiny-transformer, nan-demo). Without a model the last\n"
+        "one opens, or sample:lenet with a breakpoint set.\n"
+        "\n"
+        "Options:\n"
+        "  --break NODE[:before|:after]  a breakpoint on NODE (before it runs by default); repeatable\n"
+        "  --break-on COND               a watchpoint on every op: nan, inf, naninf, \"max>1e3\", …; repeatable\n"
+        "  --run                         start the run at once\n"
+        "  --screenshot FILE.png         save the window after the first pause (or at the end of the run)\n"
+        "  --quit                        exit after the screenshot, or once the run pauses or ends\n"
+        "  --fresh                       ignore the saved window layout, breakpoints and inputs\n"
+        "  --tab histogram|values|image  the inspector's tab when the run pauses\n"
+        "  -h, --help                    this text\n"
+        "\n"
+        "Exit status: 0 ok, 1 the screenshot could not be written, 2 bad arguments, 3 the model did not\n"
+        "load, 4 the run failed.\n");
+}
+
+bool parseAppOptions(const QStringList& arguments, AppOptions* o, QString* error)
+{
+    *o = AppOptions();
+    auto value = [&](int& i, const QString& name, QString* out) {
+        const QString a = arguments[i];
+        if (a.startsWith(name + QLatin1Char('='))) {
+            *out = a.mid(name.size() + 1);
+            return true;
+        }
+        if (i + 1 >= arguments.size()) {
+            *error = name + QStringLiteral(": a value is needed");
+            return false;
+        }
+        *out = arguments[++i];
+        return true;
+    };
+    auto is = [&](const QString& a, const char* name) {
+        return a == QLatin1String(name) || a.startsWith(QLatin1String(name) + QLatin1Char('='));
+    };
+    for (int i = 0; i < arguments.size(); ++i) {
+        const QString a = arguments[i];
+        QString v;
+        try {
+            if (is(a, "--break")) {
+                if (!value(i, QStringLiteral("--break"), &v)) return false;
+                o->breakpoints.push_back(debug::parseBreakSpec(v.toStdString()));
+            } else if (is(a, "--break-on")) {
+                if (!value(i, QStringLiteral("--break-on"), &v)) return false;
+                o->breakpoints.push_back(debug::Breakpoint::watch(debug::Condition::parse(v.toStdString())));
+            } else if (is(a, "--screenshot")) {
+                if (!value(i, QStringLiteral("--screenshot"), &v)) return false;
+                if (v.isEmpty()) {
+                    *error = QStringLiteral("--screenshot: a file name is needed");
+                    return false;
+                }
+                o->screenshot = v;
+            } else if (is(a, "--tab")) {
+                if (!value(i, QStringLiteral("--tab"), &v)) return false;
+                if (v != QLatin1String("histogram") && v != QLatin1String("values") && v != QLatin1String("image")) {
+                    *error = QStringLiteral("--tab %1: expected histogram, values or image").arg(v);
+                    return false;
+                }
+                o->tab = v;
+            } else if (a == QLatin1String("--run")) {
+                o->run = true;
+            } else if (a == QLatin1String("--quit")) {
+                o->quit = true;
+            } else if (a == QLatin1String("--fresh")) {
+                o->fresh = true;
+            } else if (a.startsWith(QLatin1Char('-')) && a.size() > 1) {
+                *error = QStringLiteral("unknown option %1").arg(a);
+                return false;
+            } else if (o->model.isEmpty()) {
+                o->model = a;
+            } else {
+                *error = QStringLiteral("only one model may be given (%1 and %2)").arg(o->model, a);
+                return false;
+            }
+        } catch (const std::exception& e) {
+            *error = QString::fromStdString(e.what());
+            return false;
+        }
+    }
+    return true;
+}
+
+} // namespace opscope::gui

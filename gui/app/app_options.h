@@ -1,0 +1,38 @@
+#pragma once
+
+#include "debug/breakpoint.h"
+
+#include <vector>
+
+#include <QString>
+#include <QStringList>
+
+namespace opscope::gui {
+
+/// Exit statuses of `opscope`, as opscope-cli's where they mean the same.
+enum ExitStatus { kExitOk = 0, kExitScreenshotFailed = 1, kExitUsage = 2, kExitLoadFailed = 3, kExitRunFailed = 4 };
+
+/// The command line: `opscope [MODEL|sample:NAME] [--break NODE[:before|:after]]… [--break-on COND]…
+/// [--run] [--screenshot FILE.png] [--quit] [--fresh] [--tab histogram|values|image]`.
+struct AppOptions {
+    QString model; ///< empty: the saved last model, else the default sample
+    std::vector<debug::Breakpoint> breakpoints; ///< from --break and --break-on
+    bool run = false;
+    QString screenshot;
+    bool quit = false;
+    bool fresh = false; ///< ignore saved layout, breakpoints and inputs
+    QString tab; ///< the inspector's tab at a pause: "histogram", "values" or "image" (empty: as left)
+    bool explicitBreakpoints() const { return !breakpoints.empty(); }
+};
+
+/// The default sample opened when no model is given, and its default breakpoint (after the first
+/// convolution's activation: the first F5 pauses there and shows a histogram of its feature maps).
+inline constexpr const char* kDefaultSample = "sample:lenet";
+inline constexpr const char* kDefaultBreakpoint = "hybridsequential0_conv0_tanh_fwd:after";
+
+/// Parses the arguments (without the program name). On error returns false with `error` set.
+bool parseAppOptions(const QStringList& arguments, AppOptions* options, QString* error);
+/// The --help text.
+QString appUsage();
+
+} // namespace opscope::gui

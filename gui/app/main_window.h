@@ -1,0 +1,152 @@
+#pragma once
+
+#include "gui/app/app_options.h"
+#include "gui/session/session_controller.h"
+
+#include <QMainWindow>
+#include <QPointer>
+
+class QAction;
+class QActionGroup;
+class QDockWidget;
+class QLabel;
+class QMenu;
+
+namespace opscope::gui {
+
+class BreakpointModel;
+class BreakpointsPanel;
+class GraphPanel;
+class InputPanel;
+class RunRecordPanel;
+class TensorInspector;
+struct InspectedTensor;
+
+/// The opscope window: the graph in the centre, docks for the model and its inputs, breakpoints,
+/// the tensor inspector and the run record; the debugger's actions on a toolbar, in the Debug menu
+/// and on the usual keys. One SessionController drives every panel: a pause selects the node,
+/// marks the graph, fills the inspector and the record.
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    explicit MainWindow(const AppOptions& options = {}, QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    /// Opens the model given on the command line, else the last one, else the default sample
+    /// (asynchronously; modelReady or the failure follows).
+    void startUp();
+    /// Opens `spec` (sample:NAME or a `-symbol.json`) off the GUI thread. A failure shows a message
+    /// and keeps the current model; a run going on is stopped once the new model is ready.
+    void openModel(const QString& spec);
+    /// Starts a run with the inputs of the Model panel; false (and a message) when they cannot be made.
+    bool startRun(bool pauseAtEntry = false);
+    /// Run / Continue (F5).
+    void runOrContinue();
+
+    SessionController* controller() const { return m_controller; }
+    GraphPanel* graphPanel() const { return m_graph; }
+    TensorInspector* inspector() const { return m_inspector; }
+    BreakpointModel* breakpointModel() const { return m_breakpoints; }
+    BreakpointsPanel* breakpointsPanel() const { return m_breakpointsPanel; }
+    RunRecordPanel* runRecordPanel() const { return m_record; }
+    InputPanel* inputPanel() const { return m_inputs; }
+    QString statusText() const;
+    /// The last error shown to the user (tests), and whether message boxes are shown (off in tests
+    /// and scripted runs: errors then go to the status bar and stderr).
+    QString lastMessage() const { return m_lastMessage; }
+    void setInteractive(bool on) { m_interactive = on; }
+    int exitStatus() const { return m_exitStatus; }
+
+    enum class Action {
+        Run,
+        Pause,
+        StepOver,
+        StepInto,
+        StepOut,
+        RunTo,
+        Stop,
+        ToggleBreakpoint,
+        BreakOnNan,
+        Find,
+        Open
+    };
+    QAction* action(Action a) const;
+
+    /// Saves the window as a PNG (the --screenshot image). False with `error` set on failure.
+    bool saveScreenshot(const QString& path, QString* error = nullptr);
+
+Q_SIGNALS:
+    /// A model is loaded and shown (graph laid out or about to be).
+    void modelReady();
+    /// After a pause, once the inspector shows the paused tensor.
+    void pauseShown();
+    /// The scripted part of the command line (--screenshot, --quit) is done.
+    void scriptDone(int exitStatus);
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
+
+private:
+    void buildActions();
+    void buildMenus();
+    void buildDocks();
+    void updateActions();
+    void updateStatus();
+    void showMessage(const QString& title, const QString& text);
+
+    void onModelLoaded(ModelInfoPtr model);
+    void onModelLoadFailed(const QString& spec, const QString& error);
+    void onPaused(std::shared_ptr<const debug::PauseEvent> e);
+    void onRunFinished(const RunOutcome& outcome);
+    void onRunFailed(const QString& error);
+    void markExecuted(const debug::RunRecord& record);
+    void syncBreakpointMarks();
+    void showNodeTensors(const QString& node);
+    std::vector<InspectedTensor> parameterTensorsOf(uint32_t nodeId) const;
+
+    void stepCommand(int kind);
+    void runToSelected();
+    void toggleBreakpointOnSelected();
+    void openFileDialog();
+    void exportGraph(bool svg);
+
+    // Settings.
+    void restoreWindowSettings();
+    void saveModelSettings();
+    void restoreModelSettings();
+    void addRecentFile(const QString& path);
+    void rebuildRecentMenu();
+    QString modelKey() const;
+
+    // Scripting (--run, --screenshot, --quit).
+    void scriptCheckpoint(bool paused);
+    void finishScript(int status);
+
+    AppOptions m_options;
+    SessionController* m_controller;
+    BreakpointModel* m_breakpoints;
+    GraphPanel* m_graph = nullptr;
+    TensorInspector* m_inspector = nullptr;
+    BreakpointsPanel* m_breakpointsPanel = nullptr;
+    RunRecordPanel* m_record = nullptr;
+    InputPanel* m_inputs = nullptr;
+    QLabel* m_stateLabel = nullptr;
+    QLabel* m_modelLabel = nullptr;
+    QMenu* m_recentMenu = nullptr;
+    QMenu* m_viewMenu = nullptr;
+    QActionGroup* m_recordGroup = nullptr;
+    std::map<Action, QAction*> m_actions;
+    QString m_lastMessage;
+    QString m_pendingRunTo;
+    QString m_status;
+    bool m_interactive = true;
+    bool m_firstModel = true;
+    bool m_defaultStart = false; // no model given and none saved: the default sample with its breakpoint
+    bool m_restoringSettings = false;
+    bool m_scriptFinished = false;
+    int m_exitStatus = kExitOk;
+};
+
+} // namespace opscope::gui

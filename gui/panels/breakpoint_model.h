@@ -1,0 +1,62 @@
+#pragma once
+
+#include "debug/session.h"
+
+#include <QAbstractTableModel>
+#include <QStringList>
+
+namespace opscope::gui {
+
+/// The breakpoints of a session as a table: enabled (checkable), location, phase, condition
+/// (editable), hits, ignore count (editable). The Session holds the breakpoints; this model
+/// mirrors them, sends every edit to the session, and re-reads hit counts on refresh().
+class BreakpointModel : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    enum Column { Enabled, Location, Phase, ConditionColumn, Hits, Ignore, ColumnCount };
+
+    explicit BreakpointModel(debug::Session* session, QObject* parent = nullptr);
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role) const override;
+    bool setData(const QModelIndex& index, const QVariant& value, int role) override;
+    QVariant headerData(int section, Qt::Orientation o, int role) const override;
+    Qt::ItemFlags flags(const QModelIndex& index) const override;
+
+    /// Adds a breakpoint; returns its id.
+    int add(const debug::Breakpoint& b);
+    bool remove(int id);
+    void clear();
+    /// A node breakpoint at `node`/`phase`: removed when there is one, else added (id returned; 0 when removed).
+    int toggleNode(const QString& node, OpPhase phase);
+    /// Id of the node breakpoint at node/phase, or 0.
+    int findNode(const QString& node, OpPhase phase) const;
+    bool setEnabled(int id, bool enabled);
+    /// Parses `text` ("nan", "max>3", "" for always); false with `error` set when it does not parse.
+    bool setCondition(int id, const QString& text, QString* error = nullptr);
+    /// Whether any watchpoint stops on NaN or Inf; setting it adds or removes that watchpoint.
+    bool breakOnNanInf() const;
+    void setBreakOnNanInf(bool on);
+
+    const std::vector<debug::Breakpoint>& breakpoints() const { return m_rows; }
+    int rowOf(int id) const;
+    /// Re-reads the session's breakpoints (hit counts change during a run).
+    void refresh();
+
+    /// One line per breakpoint, to persist:
+    /// "node|tensor|watch<TAB>location<TAB>before|after<TAB>condition<TAB>0|1<TAB>ignore".
+    QStringList save() const;
+    /// Replaces every breakpoint with those of `lines` (bad lines are skipped); returns how many were read.
+    int restore(const QStringList& lines);
+
+Q_SIGNALS:
+    /// Any add, removal or edit (not hit counts).
+    void breakpointsChanged();
+
+private:
+    debug::Session* m_session;
+    std::vector<debug::Breakpoint> m_rows;
+};
+
+} // namespace opscope::gui

@@ -1,0 +1,144 @@
+#include "gui/panels/run_record_model.h"
+
+#include <cmath>
+
+#include <QBrush>
+#include <QColor>
+
+namespace opscope::gui {
+
+RunRecordModel::RunRecordModel(QObject* parent)
+    : QAbstractTableModel(parent)
+{
+}
+
+void RunRecordModel::setRecord(std::shared_ptr<const debug::RunRecord> record)
+{
+    beginResetModel();
+    m_record = std::move(record);
+    endResetModel();
+}
+
+int RunRecordModel::rowCount(const QModelIndex& parent) const
+{
+    return parent.isValid() || !m_record ? 0 : static_cast<int>(m_record->ops.size());
+}
+
+int RunRecordModel::columnCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+bool RunRecordModel::hasNanInf(int row) const
+{
+    if (!m_record || row < 0 || row >= rowCount()) return false;
+    const debug::OpRecord& op = m_record->ops[static_cast<size_t>(row)];
+    for (const debug::TensorStats& s : op.outputStats)
+        if (s.nan + s.inf() > 0) return true;
+    return false;
+}
+
+QVariant RunRecordModel::data(const QModelIndex& index, int role) const
+{
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
+    const debug::OpRecord& op = m_record->ops[static_cast<size_t>(index.row())];
+    const bool hasStats = !op.outputStats.empty();
+    const debug::TensorStats* s = hasStats ? &op.outputStats.front() : nullptr;
+    const int col = index.column();
+    if (role == kNodeRole) return QString::fromStdString(op.node);
+    if (role == Qt::DisplayRole) {
+        switch (col) {
+        case Order:
+            return index.row() + 1;
+        case Node:
+            return QString::fromStdString(op.node);
+        case Operator:
+            return QString::fromStdString(op.op);
+        case Time:
+            return QString::number(static_cast<double>(op.timeNs) / 1000.0, 'f', 1);
+        case Shape:
+            return op.outputShapes.empty() ? QString() : QString::fromStdString(op.outputShapes.front().str());
+        case Min:
+            return s ? QString::number(s->min, 'g', 5) : QString();
+        case Max:
+            return s ? QString::number(s->max, 'g', 5) : QString();
+        case Mean:
+            return s ? QString::number(s->mean, 'g', 5) : QString();
+        case NanInf:
+            if (!s) return QString();
+            return hasNanInf(index.row()) ? QStringLiteral("NaN/Inf") : QString();
+        }
+    }
+    if (role == kSortRole) {
+        switch (col) {
+        case Order:
+            return index.row();
+        case Time:
+            return static_cast<qlonglong>(op.timeNs);
+        case Min:
+            return s ? s->min : -HUGE_VAL;
+        case Max:
+            return s ? s->max : -HUGE_VAL;
+        case Mean:
+            return s ? s->mean : -HUGE_VAL;
+        case NanInf:
+            return hasNanInf(index.row()) ? 1 : 0;
+        case Shape:
+            return op.outputShapes.empty() ? 0LL : static_cast<qlonglong>(op.outputShapes.front().size());
+        default:
+            return data(index, Qt::DisplayRole);
+        }
+    }
+    if (role == Qt::TextAlignmentRole && (col == Order || col == Time || col == Min || col == Max || col == Mean))
+        return QVariant(Qt::AlignRight | Qt::AlignVCenter);
+    if (role == Qt::ForegroundRole && col == NanInf) return QBrush(QColor(200, 30, 30));
+    if (role == Qt::ToolTipRole && s)
+        return QStringLiteral("%1 (%2)\nmin %3  max %4\nmean %5  std %6\nNaN %7  Inf %8  zeros %9")
+            .arg(QString::fromStdString(op.node), QString::fromStdString(op.op))
+            .arg(s->min, 0, 'g', 6)
+            .arg(s->max, 0, 'g', 6)
+            .arg(s->mean, 0, 'g', 6)
+            .arg(s->std, 0, 'g', 6)
+            .arg(s->nan)
+            .arg(s->inf())
+            .arg(s->zeros);
+    return {};
+}
+
+QVariant RunRecordModel::headerData(int section, Qt::Orientation o, int role) const
+{
+    if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
+    static const char* names[] = { "#", "Node", "Operator", "Time (µs)", "Output", "Min", "Max", "Mean", "NaN/Inf" };
+    return section >= 0 && section < ColumnCount ? QString::fromUtf8(names[section]) : QVariant();
+}
+
+RunRecordFilter::RunRecordFilter(QObject* parent)
+    : QSortFilterProxyModel(parent)
+{
+    setSortRole(RunRecordModel::kSortRole);
+}
+
+void RunRecordFilter::setText(const QString& text)
+{
+    m_text = text.trimmed();
+    invalidateFilter();
+}
+
+void RunRecordFilter::setOnlyNanInf(bool on)
+{
+    m_onlyNanInf = on;
+    invalidateFilter();
+}
+
+bool RunRecordFilter::filterAcceptsRow(int row, const QModelIndex& parent) const
+{
+    auto* m = qobject_cast<RunRecordModel*>(sourceModel());
+    if (!m) return true;
+    if (m_onlyNanInf && !m->hasNanInf(row)) return false;
+    if (m_text.isEmpty()) return true;
+    const QString node = m->index(row, RunRecordModel::Node, parent).data().toString();
+    const QString op = m->index(row, RunRecordModel::Operator, parent).data().toString();
+    return node.contains(m_text, Qt::CaseInsensitive) || op.contains(m_text, Qt::CaseInsensitive);
+}
+
+} // namespace opscope::gui

@@ -1,0 +1,56 @@
+#pragma once
+
+#include "debug/run_record.h"
+
+#include <memory>
+
+#include <QAbstractTableModel>
+#include <QSortFilterProxyModel>
+
+namespace opscope::gui {
+
+/// Every executed op of a run as a table: order, node, operator, time, output shape, min, max,
+/// mean and a NaN/Inf flag (the last four when the run recorded statistics). Holds an immutable
+/// record; Qt::UserRole gives sortable numbers, kNodeRole the node name.
+class RunRecordModel : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    enum Column { Order, Node, Operator, Time, Shape, Min, Max, Mean, NanInf, ColumnCount };
+    static constexpr int kSortRole = Qt::UserRole;
+    static constexpr int kNodeRole = Qt::UserRole + 1;
+
+    explicit RunRecordModel(QObject* parent = nullptr);
+
+    void setRecord(std::shared_ptr<const debug::RunRecord> record);
+    std::shared_ptr<const debug::RunRecord> record() const { return m_record; }
+    void clear() { setRecord(nullptr); }
+    /// Whether op `row`'s first output had NaN or Inf (false without statistics).
+    bool hasNanInf(int row) const;
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role) const override;
+    QVariant headerData(int section, Qt::Orientation o, int role) const override;
+
+private:
+    std::shared_ptr<const debug::RunRecord> m_record;
+};
+
+/// The record's sorting and filtering: a text matched against node and operator, and an option to
+/// show only ops with NaN or Inf.
+class RunRecordFilter : public QSortFilterProxyModel {
+    Q_OBJECT
+public:
+    explicit RunRecordFilter(QObject* parent = nullptr);
+    void setText(const QString& text);
+    void setOnlyNanInf(bool on);
+
+protected:
+    bool filterAcceptsRow(int row, const QModelIndex& parent) const override;
+
+private:
+    QString m_text;
+    bool m_onlyNanInf = false;
+};
+
+} // namespace opscope::gui

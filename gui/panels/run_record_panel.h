@@ -1,0 +1,45 @@
+#pragma once
+
+#include "debug/run_record.h"
+
+#include <memory>
+
+#include <QWidget>
+
+class QLabel;
+class QLineEdit;
+class QCheckBox;
+class QTableView;
+
+namespace opscope::gui {
+
+class RunRecordModel;
+class RunRecordFilter;
+
+/// The Run Record dock: every executed op of the current or last run, sortable by any column and
+/// filtered by node/operator text or to ops with NaN/Inf. Picking a row reports the op.
+class RunRecordPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit RunRecordPanel(QWidget* parent = nullptr);
+    void setRecord(std::shared_ptr<const debug::RunRecord> record);
+    RunRecordModel* model() const { return m_model; }
+    RunRecordFilter* filter() const { return m_filter; }
+    QTableView* view() const { return m_view; }
+    /// Selects the row of record op `order` (0-based) and scrolls to it.
+    void selectOp(int order);
+
+Q_SIGNALS:
+    /// A row was picked: its op's position in the record and its node.
+    void opPicked(int order, const QString& node);
+
+private:
+    RunRecordModel* m_model;
+    RunRecordFilter* m_filter;
+    QLineEdit* m_text;
+    QCheckBox* m_onlyNan;
+    QLabel* m_summary;
+    QTableView* m_view;
+};
+
+} // namespace opscope::gui

@@ -1,0 +1,58 @@
+#include "gui/session/model_info.h"
+
+#include "load/model_loader.h"
+#include "models/registry.h"
+
+#include <QFileInfo>
+
+namespace opscope::gui {
+
+ModelInfoPtr loadModelInfo(const QString& spec, uint64_t seed)
+{
+    load::LoadedModel m = load::loadModel(spec.toStdString(), {}, seed);
+    auto info = std::make_shared<ModelInfo>();
+    info->spec = spec;
+    info->block = m.block;
+    info->inputNames = m.inputNames;
+    info->defaultInputs = m.defaultInputs;
+    info->paramsFile = QString::fromStdString(m.paramsFile);
+    if (info->isSample()) {
+        const std::string name = spec.mid(7).toStdString();
+        info->title = QString::fromStdString(name);
+        info->description = QString::fromStdString(samples::sampleDescription(name));
+    } else {
+        info->title = QFileInfo(spec).fileName();
+        info->description = info->paramsFile.isEmpty()
+            ? QStringLiteral("MXNet symbol file")
+            : QStringLiteral("MXNet symbol file with %1").arg(QFileInfo(info->paramsFile).fileName());
+    }
+    for (size_t i = 0; i < m.inputNames.size(); ++i) {
+        Shape s = i < m.defaultInputs.size() ? m.defaultInputs[i].shape() : Shape();
+        if (!s.known() && i < m.inputShapeHints.size()) s = m.inputShapeHints[i];
+        info->inputShapes.push_back(s);
+    }
+    const load::ModelGraph g = load::graphOf(m, info->inputShapes);
+    info->graph = g.graph;
+    info->entryShapes = g.entryShapes;
+    for (const Node& n : g.graph->nodes())
+        if (!n.isVariable()) ++info->opCount;
+    for (const gluon::ParamPtr& p : m.block->collect_params().values())
+        if (p->shape().known()) info->parameterCount += p->shape().size();
+    return info;
+}
+
+ModelInfoPtr withInputShapes(const ModelInfo& model, const std::vector<Shape>& inputShapes)
+{
+    auto info = std::make_shared<ModelInfo>(model);
+    load::LoadedModel m;
+    m.source = model.spec.toStdString();
+    m.block = model.block;
+    m.inputNames = model.inputNames;
+    const load::ModelGraph g = load::graphOf(m, inputShapes);
+    info->inputShapes = inputShapes;
+    info->graph = g.graph;
+    info->entryShapes = g.entryShapes;
+    return info;
+}
+
+} // namespace opscope::gui

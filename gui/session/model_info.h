@@ -1,0 +1,44 @@
+#pragma once
+
+#include "gluon/block.h"
+#include "graph/graph.h"
+#include "tensor/tensor.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <QString>
+
+namespace opscope::gui {
+
+/// A model loaded for the window: the block the session runs, its inputs and its traced graph with
+/// the shape of every entry. Built off the GUI thread, then handed over whole (immutable after).
+struct ModelInfo {
+    QString spec; ///< "sample:lenet" or the path of a `-symbol.json`
+    QString title; ///< "lenet", "mnist-symbol.json"
+    QString description;
+    QString paramsFile;
+    std::shared_ptr<gluon::HybridBlock> block;
+    std::vector<std::string> inputNames;
+    std::vector<Shape> inputShapes;
+    std::vector<Tensor> defaultInputs; ///< samples only
+    std::shared_ptr<const Graph> graph;
+    std::vector<Shape> entryShapes; ///< by Graph::entryId; empty when an input shape is unknown
+    int opCount = 0;
+    int64_t parameterCount = 0;
+    bool isSample() const { return spec.startsWith(QStringLiteral("sample:")); }
+};
+
+using ModelInfoPtr = std::shared_ptr<const ModelInfo>;
+
+/// Loads `spec` (sample:NAME or a `-symbol.json`, its `.params` found beside it), traces it and
+/// infers its shapes. Throws opscope::Error with a message naming the file and what failed.
+ModelInfoPtr loadModelInfo(const QString& spec, uint64_t seed = 0);
+
+/// The same model with other input shapes: the graph traced again (a traced model) and every entry's
+/// shape inferred. Throws opscope::Error (a shape the model cannot take names the node and shapes).
+/// Not while a run uses the block.
+ModelInfoPtr withInputShapes(const ModelInfo& model, const std::vector<Shape>& inputShapes);
+
+} // namespace opscope::gui

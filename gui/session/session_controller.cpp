@@ -1,0 +1,298 @@
+#include "gui/session/session_controller.h"
+
+#include "core/error.h"
+
+#include <functional>
+
+#include <QPointer>
+#include <QtConcurrent/QtConcurrent>
+
+namespace opscope::gui {
+
+QString stateName(SessionController::State s)
+{
+    switch (s) {
+    case SessionController::State::Idle:
+        return QStringLiteral("Idle");
+    case SessionController::State::Running:
+        return QStringLiteral("Running");
+    case SessionController::State::Paused:
+        return QStringLiteral("Paused");
+    case SessionController::State::Finished:
+        return QStringLiteral("Finished");
+    case SessionController::State::Stopped:
+        return QStringLiteral("Stopped");
+    case SessionController::State::Failed:
+        return QStringLiteral("Failed");
+    }
+    return {};
+}
+
+// Runs on the session's worker: copies what it needs and posts it to the controller's thread.
+class SessionController::Listener : public debug::SessionListener {
+public:
+    explicit Listener(SessionController* target)
+        : m_target(target)
+    {
+    }
+
+    void paused(const debug::PauseEvent& e) override
+    {
+        auto event = std::make_shared<const debug::PauseEvent>(e);
+        post([event](SessionController* c) { c->onPaused(event); });
+    }
+
+    void runFinished(uint64_t runId, const std::vector<Tensor>& outputs, const debug::RunRecord& record) override
+    {
+        RunOutcome o;
+        o.runId = runId;
+        o.stopped = record.status == RunStatus::Stopped;
+        // With static_alloc the next run writes into the same buffers: keep copies.
+        for (const Tensor& t : outputs)
+            o.outputs.push_back(t.copy());
+        o.record = std::make_shared<const debug::RunRecord>(record);
+        post([o = std::move(o)](SessionController* c) mutable { c->onFinished(o.runId, std::move(o)); });
+    }
+
+    void runFailed(uint64_t runId, const std::string& error) override
+    {
+        const QString text = QString::fromStdString(error);
+        post([runId, text](SessionController* c) { c->onFailed(runId, text); });
+    }
+
+private:
+    void post(std::function<void(SessionController*)> f)
+    {
+        // The controller joins the worker before it dies, so it exists here; a queued call to a
+        // deleted receiver is discarded by Qt, and the QPointer checks once more on arrival.
+        QPointer<SessionController> target = m_target;
+        QMetaObject::invokeMethod(
+            m_target,
+            [target, f = std::move(f)] {
+                if (target) f(target.data());
+            },
+            Qt::QueuedConnection);
+    }
+
+    SessionController* m_target;
+};
+
+SessionController::SessionController(QObject* parent)
+    : QObject(parent)
+    , m_listener(std::make_unique<Listener>(this))
+    , m_session(std::make_unique<debug::Session>(m_listener.get()))
+{
+    qRegisterMetaType<ModelInfoPtr>();
+    qRegisterMetaType<RunOutcome>();
+    qRegisterMetaType<std::shared_ptr<const debug::PauseEvent>>();
+    setRecordLevel(m_recordLevel);
+}
+
+SessionController::~SessionController()
+{
+    // Ends a paused or running run and joins the worker before the listener goes.
+    m_session->stop();
+    m_session.reset();
+}
+
+void SessionController::setState(State s)
+{
+    if (s == m_state) return;
+    m_state = s;
+    Q_EMIT stateChanged(s);
+}
+
+namespace {
+struct LoadResult {
+    ModelInfoPtr model;
+    QString error;
+};
+} // namespace
+
+void SessionController::loadModel(const QString& spec)
+{
+    const quint64 generation = ++m_loadGeneration;
+    m_loading = true;
+    Q_EMIT loadStarted(spec);
+    auto* watcher = new QFutureWatcher<LoadResult>(this);
+    connect(watcher, &QFutureWatcher<LoadResult>::finished, this, [this, watcher, generation, spec] {
+        watcher->deleteLater();
+        if (generation != m_loadGeneration) return; // a newer load supersedes this one
+        m_loading = false;
+        const LoadResult r = watcher->result();
+        if (!r.model) {
+            m_lastError = r.error;
+            Q_EMIT modelLoadFailed(spec, r.error);
+            return;
+        }
+        adoptModel(r.model);
+    });
+    watcher->setFuture(QtConcurrent::run([spec]() -> LoadResult {
+        try {
+            return { loadModelInfo(spec), {} };
+        } catch (const std::exception& e) {
+            return { nullptr, QString::fromStdString(e.what()) };
+        }
+    }));
+}
+
+QString SessionController::loadModelNow(const QString& spec)
+{
+    ++m_loadGeneration;
+    m_loading = false;
+    try {
+        adoptModel(loadModelInfo(spec));
+        return {};
+    } catch (const std::exception& e) {
+        m_lastError = QString::fromStdString(e.what());
+        Q_EMIT modelLoadFailed(spec, m_lastError);
+        return m_lastError;
+    }
+}
+
+void SessionController::adoptModel(ModelInfoPtr model)
+{
+    if (isActive() || m_session->isRunning()) stopAndWait();
+    try {
+        m_session->load(model->block, model->inputNames);
+    } catch (const std::exception& e) {
+        m_lastError = QString::fromStdString(e.what());
+        Q_EMIT modelLoadFailed(model->spec, m_lastError);
+        return;
+    }
+    m_model = std::move(model);
+    m_pause.reset();
+    m_lastRecord.reset();
+    m_lastOutcome = {};
+    m_runId = 0;
+    setState(State::Idle);
+    Q_EMIT modelLoaded(m_model);
+}
+
+bool SessionController::setInputShapes(const std::vector<Shape>& shapes)
+{
+    if (!m_model || m_session->isRunning()) {
+        m_lastError = m_model ? QStringLiteral("a run is going on") : QStringLiteral("no model loaded");
+        return false;
+    }
+    bool known = true;
+    for (const Shape& s : shapes)
+        known = known && s.known();
+    if (!known || shapes.size() != m_model->inputNames.size() || shapes == m_model->inputShapes) return known;
+    try {
+        m_model = withInputShapes(*m_model, shapes);
+    } catch (const std::exception& e) {
+        m_lastError = QString::fromStdString(e.what());
+        return false;
+    }
+    Q_EMIT modelReshaped(m_model);
+    return true;
+}
+
+bool SessionController::start(const std::vector<Tensor>& inputs, bool pauseAtEntry)
+{
+    if (!m_model) {
+        m_lastError = QStringLiteral("no model loaded");
+        return false;
+    }
+    if (m_session->isRunning()) {
+        m_lastError = QStringLiteral("a run is going on");
+        return false;
+    }
+    try {
+        m_session->setInputs(inputs);
+        m_pause.reset();
+        m_clock.start();
+        m_runId = m_session->start(pauseAtEntry ? debug::StartMode::PauseAtEntry : debug::StartMode::Run);
+    } catch (const std::exception& e) {
+        m_lastError = QString::fromStdString(e.what());
+        return false;
+    }
+    setState(State::Running);
+    Q_EMIT runStarted(m_runId);
+    return true;
+}
+
+bool SessionController::command(bool ok)
+{
+    if (ok && m_state == State::Paused) {
+        m_pause.reset();
+        setState(State::Running);
+        Q_EMIT resumed();
+    }
+    return ok;
+}
+
+bool SessionController::continueRun()
+{
+    return command(m_session->continueRun());
+}
+bool SessionController::step()
+{
+    return command(m_session->step());
+}
+bool SessionController::stepOver()
+{
+    return command(m_session->stepOver());
+}
+bool SessionController::stepOut()
+{
+    return command(m_session->stepOut());
+}
+bool SessionController::runTo(const QString& node)
+{
+    return command(m_session->runTo(node.toStdString()));
+}
+bool SessionController::pause()
+{
+    return m_session->pause();
+}
+bool SessionController::stop()
+{
+    return m_session->stop();
+}
+
+bool SessionController::stopAndWait(int timeoutMs)
+{
+    m_session->stop();
+    return m_session->waitUntilIdle(std::chrono::milliseconds(timeoutMs));
+}
+
+void SessionController::setRecordLevel(debug::RecordLevel level)
+{
+    m_recordLevel = level;
+    debug::SessionOptions o = m_session->options();
+    o.record = level;
+    m_session->setOptions(o);
+}
+
+void SessionController::onPaused(std::shared_ptr<const debug::PauseEvent> e)
+{
+    if (e->runId != m_runId) return; // from a stale run
+    m_pause = e;
+    setState(State::Paused);
+    Q_EMIT paused(e);
+}
+
+void SessionController::onFinished(quint64 runId, RunOutcome outcome)
+{
+    if (runId != m_runId) return;
+    outcome.elapsedNs = m_clock.nsecsElapsed();
+    m_pause.reset();
+    m_lastRecord = outcome.record;
+    m_lastOutcome = std::move(outcome);
+    setState(m_lastOutcome.stopped ? State::Stopped : State::Finished);
+    Q_EMIT runFinished(m_lastOutcome);
+}
+
+void SessionController::onFailed(quint64 runId, const QString& error)
+{
+    if (runId != m_runId) return;
+    m_pause.reset();
+    m_lastError = error;
+    m_lastRecord = std::make_shared<const debug::RunRecord>(m_session->record());
+    setState(State::Failed);
+    Q_EMIT runFailed(error);
+}
+
+} // namespace opscope::gui

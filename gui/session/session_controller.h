@@ -1,0 +1,119 @@
+#pragma once
+
+#include "debug/session.h"
+#include "gui/session/model_info.h"
+
+#include <memory>
+
+#include <QElapsedTimer>
+#include <QFutureWatcher>
+#include <QObject>
+
+namespace opscope::gui {
+
+/// How a run ended, for the window.
+struct RunOutcome {
+    quint64 runId = 0;
+    bool stopped = false;
+    qint64 elapsedNs = 0; ///< wall time from start to the end, pauses included
+    std::vector<Tensor> outputs;
+    std::shared_ptr<const debug::RunRecord> record;
+};
+
+/// The window's side of a debug session: owns the Session and its listener, loads models off the GUI
+/// thread, and turns the worker's callbacks into signals on the GUI thread.
+///
+/// Threads: the listener runs on the session's worker and only posts queued calls to this object
+/// (guarded by QPointer); each carries its run id, and a call for any run but the current one is
+/// dropped. Commands go straight to the Session, which only changes its pause gate (never blocks).
+/// Model loading runs on the global thread pool; a newer load supersedes an older one still going.
+class SessionController : public QObject {
+    Q_OBJECT
+public:
+    enum class State { Idle, Running, Paused, Finished, Stopped, Failed };
+    Q_ENUM(State)
+
+    explicit SessionController(QObject* parent = nullptr);
+    ~SessionController() override;
+
+    debug::Session& session() { return *m_session; }
+    State state() const { return m_state; }
+    bool isActive() const { return m_state == State::Running || m_state == State::Paused; }
+    ModelInfoPtr model() const { return m_model; }
+    bool isLoading() const { return m_loading; }
+    quint64 currentRunId() const { return m_runId; }
+    std::shared_ptr<const debug::PauseEvent> pauseEvent() const { return m_pause; }
+    std::shared_ptr<const debug::RunRecord> lastRecord() const { return m_lastRecord; }
+    const RunOutcome& lastOutcome() const { return m_lastOutcome; }
+    QString lastError() const { return m_lastError; }
+
+    /// Loads a model asynchronously: modelLoaded or modelLoadFailed follows. The current model and
+    /// state stay as they are until the new model is ready; then a going run is stopped first.
+    void loadModel(const QString& spec);
+    /// Loads synchronously (tests, start-up); returns the error text or empty.
+    QString loadModelNow(const QString& spec);
+
+    /// Gives the model other input shapes (idle only): the graph's shapes are inferred again and
+    /// modelReshaped follows; false with lastError() set when the model cannot take them.
+    bool setInputShapes(const std::vector<Shape>& shapes);
+
+    /// Starts a run with these inputs; false with lastError() set when it cannot start.
+    bool start(const std::vector<Tensor>& inputs, bool pauseAtEntry = false);
+    bool continueRun();
+    bool step();
+    bool stepOver();
+    bool stepOut();
+    bool runTo(const QString& node);
+    bool pause();
+    /// Ends a running or paused run; its end (Stopped) arrives through runFinished.
+    bool stop();
+    /// Stops a run and waits (up to `timeoutMs`) until the worker is idle.
+    bool stopAndWait(int timeoutMs = 5000);
+
+    void setRecordLevel(debug::RecordLevel level);
+    debug::RecordLevel recordLevel() const { return m_recordLevel; }
+
+Q_SIGNALS:
+    void loadStarted(const QString& spec);
+    void modelLoaded(opscope::gui::ModelInfoPtr model);
+    void modelLoadFailed(const QString& spec, const QString& error);
+    void modelReshaped(opscope::gui::ModelInfoPtr model);
+    void runStarted(quint64 runId);
+    void paused(std::shared_ptr<const opscope::debug::PauseEvent> event);
+    void resumed();
+    void runFinished(const opscope::gui::RunOutcome& outcome);
+    void runFailed(const QString& error);
+    void stateChanged(opscope::gui::SessionController::State state);
+
+private:
+    class Listener;
+    void adoptModel(ModelInfoPtr model);
+    void setState(State s);
+    void onPaused(std::shared_ptr<const debug::PauseEvent> e);
+    void onFinished(quint64 runId, RunOutcome outcome);
+    void onFailed(quint64 runId, const QString& error);
+    bool command(bool ok);
+
+    std::unique_ptr<Listener> m_listener;
+    std::unique_ptr<debug::Session> m_session;
+    State m_state = State::Idle;
+    ModelInfoPtr m_model;
+    bool m_loading = false;
+    quint64 m_loadGeneration = 0;
+    quint64 m_runId = 0;
+    QElapsedTimer m_clock;
+    std::shared_ptr<const debug::PauseEvent> m_pause;
+    std::shared_ptr<const debug::RunRecord> m_lastRecord;
+    RunOutcome m_lastOutcome;
+    QString m_lastError;
+    debug::RecordLevel m_recordLevel = debug::RecordLevel::Tensors;
+};
+
+/// "Idle", "Running", "Paused", …
+QString stateName(SessionController::State s);
+
+} // namespace opscope::gui
+
+Q_DECLARE_METATYPE(opscope::gui::ModelInfoPtr)
+Q_DECLARE_METATYPE(opscope::gui::RunOutcome)
+Q_DECLARE_METATYPE(std::shared_ptr<const opscope::debug::PauseEvent>)

@@ -1,0 +1,98 @@
+#pragma once
+
+#include "tensor/tensor.h"
+
+#include <cstdint>
+#include <vector>
+
+#include <QAbstractTableModel>
+
+namespace opscope::gui {
+
+/// A 2-D slice of an N-d tensor as a table. Two axes are displayed (by default the last two; a
+/// 1-D tensor is one column of values, a scalar one cell) and every other axis is fixed by an
+/// index. Cells are read straight from the tensor, and rows and columns are exposed in chunks
+/// through fetchMore(), so a tensor of ten million elements costs no more than a small one.
+class TensorTableModel : public QAbstractTableModel {
+    Q_OBJECT
+
+public:
+    static constexpr int kRowChunk = 1000;
+    static constexpr int kColumnChunk = 256;
+
+    explicit TensorTableModel(QObject* parent = nullptr);
+
+    /// Keeps the axes and fixed index when the shape is the same as before.
+    void setTensor(const opscope::Tensor& tensor);
+    const opscope::Tensor& tensor() const { return m_tensor; }
+    void clear();
+
+    /// Displayed axes; choosing the other displayed axis swaps the two. -1 when the tensor has
+    /// too few axes (the column axis of a 1-D tensor, both axes of a scalar).
+    void setRowAxis(int axis);
+    void setColumnAxis(int axis);
+    int rowAxis() const { return m_rowAxis; }
+    int columnAxis() const { return m_colAxis; }
+    /// Index along an axis that is not displayed (clamped to the axis).
+    void setFixedIndex(int axis, int64_t value);
+    /// One entry per axis; entries of the displayed axes are 0.
+    std::vector<int64_t> fixedIndex() const;
+
+    /// Rows and columns of the whole slice (the model may expose fewer until fetched).
+    int64_t totalRows() const;
+    int64_t totalColumns() const;
+    /// Exposes rows and columns up to (row, col); false when outside the slice.
+    bool ensureLoaded(int64_t row, int64_t col);
+
+    /// The value of a cell of the slice (NaN outside it).
+    float valueAt(int row, int col) const;
+    /// The tensor index of a cell, one entry per axis.
+    std::vector<int64_t> fullIndex(int row, int col) const;
+    /// Flat offset of a cell in the tensor, or -1 outside the slice.
+    int64_t flatOffset(int row, int col) const;
+
+    /// Subtle background colours by value.
+    void setHeatColours(bool on);
+    bool heatColours() const { return m_heat; }
+    /// Range of the heat colours; lo >= hi lets the model find it (for tensors it can scan quickly).
+    void setHeatRange(double lo, double hi);
+
+    int rowCount(const QModelIndex& parent = QModelIndex()) const override;
+    int columnCount(const QModelIndex& parent = QModelIndex()) const override;
+    QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+    QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+    bool canFetchMore(const QModelIndex& parent) const override;
+    void fetchMore(const QModelIndex& parent) override;
+
+signals:
+    /// The tensor, the displayed axes or the fixed index changed.
+    void sliceChanged();
+    void heatColoursChanged(bool on);
+
+private:
+    void defaultAxes();
+    void recompute();
+    void ensureHeatRange() const;
+    QColor heatColour(float v) const;
+
+    opscope::Tensor m_tensor;
+    int m_ndim = 0;
+    int m_rowAxis = -1;
+    int m_colAxis = -1;
+    std::vector<int64_t> m_fixed;
+    std::vector<int64_t> m_strides;
+    int64_t m_base = 0;
+    int64_t m_rowStride = 0;
+    int64_t m_colStride = 0;
+    int64_t m_totalRows = 0;
+    int64_t m_totalCols = 0;
+    int m_rows = 0; ///< exposed so far
+    int m_cols = 0;
+    bool m_changing = false; ///< a change is being announced; fetchMore() waits
+    bool m_heat = false;
+    mutable double m_heatLo = 0;
+    mutable double m_heatHi = 0;
+    mutable bool m_heatKnown = false;
+};
+
+} // namespace opscope::gui

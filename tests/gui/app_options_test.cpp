@@ -1,0 +1,105 @@
+// The command line of `opscope`: parsed options, and the executable itself run offscreen with
+// --run --screenshot --quit (its exit statuses are an interface scripts rely on).
+
+#include "common/test_paths.h"
+#include "gui/app/app_options.h"
+
+#include <gtest/gtest.h>
+
+#include <QFileInfo>
+#include <QImage>
+#include <QProcess>
+#include <QTemporaryDir>
+
+using namespace opscope;
+using namespace opscope::gui;
+
+TEST(AppOptions, ParsesEveryOption)
+{
+    AppOptions o;
+    QString error;
+    ASSERT_TRUE(parseAppOptions({ QStringLiteral("sample:mlp"), QStringLiteral("--break"), QStringLiteral("a:after"),
+                                    QStringLiteral("--break=b"), QStringLiteral("--break-on"), QStringLiteral("naninf"),
+                                    QStringLiteral("--break-on=max>1e3"), QStringLiteral("--run"),
+                                    QStringLiteral("--screenshot"), QStringLiteral("x.png"), QStringLiteral("--quit") },
+        &o, &error))
+        << error.toStdString();
+    EXPECT_EQ(o.model, QStringLiteral("sample:mlp"));
+    ASSERT_EQ(o.breakpoints.size(), 4u);
+    EXPECT_EQ(o.breakpoints[0].location, "a");
+    EXPECT_EQ(o.breakpoints[0].phase, OpPhase::After);
+    EXPECT_EQ(o.breakpoints[1].location, "b");
+    EXPECT_EQ(o.breakpoints[1].phase, OpPhase::Before);
+    EXPECT_EQ(o.breakpoints[2].kind, debug::Breakpoint::Kind::Watch);
+    EXPECT_EQ(o.breakpoints[2].condition.kind, debug::Condition::Kind::NanOrInf);
+    EXPECT_EQ(o.breakpoints[3].condition.kind, debug::Condition::Kind::MaxAbove);
+    EXPECT_TRUE(o.run);
+    EXPECT_TRUE(o.quit);
+    EXPECT_EQ(o.screenshot, QStringLiteral("x.png"));
+}
+
+TEST(AppOptions, RejectsBadArgumentsWithAReason)
+{
+    AppOptions o;
+    QString error;
+    EXPECT_FALSE(parseAppOptions({ QStringLiteral("--break") }, &o, &error));
+    EXPECT_TRUE(error.contains(QStringLiteral("--break")));
+    EXPECT_FALSE(parseAppOptions({ QStringLiteral("--break"), QStringLiteral("x:sideways") }, &o, &error));
+    EXPECT_TRUE(error.contains(QStringLiteral("x:sideways")));
+    EXPECT_FALSE(parseAppOptions({ QStringLiteral("--break-on"), QStringLiteral("purple") }, &o, &error));
+    EXPECT_TRUE(error.contains(QStringLiteral("purple")));
+    EXPECT_FALSE(parseAppOptions({ QStringLiteral("--frobnicate") }, &o, &error));
+    EXPECT_FALSE(parseAppOptions({ QStringLiteral("a"), QStringLiteral("b") }, &o, &error));
+}
+
+namespace {
+struct Result {
+    int status = -1;
+    QString err;
+};
+
+Result runOpscope(const QStringList& args)
+{
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    QTemporaryDir home; // settings of their own
+    env.insert(QStringLiteral("XDG_CONFIG_HOME"), home.path());
+    p.setProcessEnvironment(env);
+    p.start(QString::fromStdString(opscope::test::binary("opscope")), args);
+    if (!p.waitForFinished(120000)) {
+        p.kill();
+        return {};
+    }
+    return { p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2,
+        QString::fromLocal8Bit(p.readAllStandardError()) };
+}
+} // namespace
+
+TEST(OpscopeExecutable, ScreenshotAfterTheFirstPauseThenQuit)
+{
+    QTemporaryDir dir;
+    const QString png = dir.filePath(QStringLiteral("paused.png"));
+    const Result r = runOpscope({ QStringLiteral("sample:lenet"), QStringLiteral("--break"),
+        QStringLiteral("hybridsequential0_pool0_fwd:after"), QStringLiteral("--run"), QStringLiteral("--screenshot"),
+        png, QStringLiteral("--quit"), QStringLiteral("--fresh") });
+    EXPECT_EQ(r.status, kExitOk) << r.err.toStdString();
+    const QImage shot(png);
+    ASSERT_FALSE(shot.isNull());
+    EXPECT_GT(shot.width(), 800);
+    EXPECT_GT(shot.height(), 500);
+}
+
+TEST(OpscopeExecutable, ExitStatusesForBadModelsAndArguments)
+{
+    QTemporaryDir dir;
+    Result r = runOpscope(
+        { dir.filePath(QStringLiteral("missing-symbol.json")), QStringLiteral("--quit"), QStringLiteral("--fresh") });
+    EXPECT_EQ(r.status, kExitLoadFailed) << r.err.toStdString();
+    EXPECT_TRUE(r.err.contains(QStringLiteral("missing-symbol.json"))) << r.err.toStdString();
+    r = runOpscope({ QStringLiteral("--break-on"), QStringLiteral("purple") });
+    EXPECT_EQ(r.status, kExitUsage);
+    EXPECT_TRUE(r.err.contains(QStringLiteral("purple")));
+    r = runOpscope({ QStringLiteral("--help") });
+    EXPECT_EQ(r.status, kExitOk);
+}

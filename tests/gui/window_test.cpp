@@ -1,0 +1,237 @@
+// The window driven as a user would: open a sample, set a breakpoint, run, inspect the paused
+// tensor, continue, stop; the run record; a bad file; find; collapse and expand.
+
+#include "common/test_paths.h"
+#include "gui/graph/graph_model.h"
+#include "gui/gui_test_util.h"
+#include "gui/inputs/input_panel.h"
+#include "gui/panels/breakpoint_model.h"
+#include "gui/panels/run_record_model.h"
+#include "gui/panels/run_record_panel.h"
+#include "gui/tensor/tensor_inspector.h"
+
+#include <numeric>
+
+#include <QAction>
+#include <QFile>
+#include <QTemporaryDir>
+
+using namespace opscope;
+using namespace opscope::gui;
+using namespace opscope::gui::test;
+using State = SessionController::State;
+
+namespace {
+const QString kConv0Tanh = QStringLiteral("hybridsequential0_conv0_tanh_fwd");
+}
+
+TEST(Window, BreakpointPauseShowsAHistogramThenContinueFinishes)
+{
+    auto w = makeWindow();
+    ASSERT_TRUE(openAndWait(*w, QStringLiteral("sample:lenet")));
+    EXPECT_EQ(w->statusText(), QStringLiteral("Idle"));
+    w->breakpointModel()->add(debug::Breakpoint::onNode(kConv0Tanh.toStdString(), OpPhase::After));
+    EXPECT_EQ(w->graphPanel()->model()->marks(w->graphPanel()->model()->itemKeyForNode(kConv0Tanh)).breakpoint,
+        BreakMark::Enabled);
+
+    QSignalSpy shown(w.get(), &MainWindow::pauseShown);
+    w->action(MainWindow::Action::Run)->trigger();
+    ASSERT_TRUE(shown.wait(kWaitMs));
+    EXPECT_EQ(w->controller()->state(), State::Paused);
+    EXPECT_TRUE(w->statusText().startsWith(QStringLiteral("Paused at ") + kConv0Tanh + QStringLiteral(" (after)")))
+        << w->statusText().toStdString();
+    EXPECT_EQ(w->graphPanel()->model()->pausedNode(), kConv0Tanh);
+
+    // The inspector shows the focus tensor (the node's output) and its histogram counts every element.
+    const auto t = w->inspector()->currentTensor();
+    ASSERT_TRUE(t.has_value());
+    EXPECT_EQ(t->shape(), (Shape { 1, 10, 24, 24 }));
+    ASSERT_TRUE(w->inspector()->hasResult());
+    const debug::Histogram& h = w->inspector()->histogram();
+    const uint64_t counted = std::accumulate(h.bins.begin(), h.bins.end(), uint64_t(0)) + h.nan + h.inf + h.zeros;
+    EXPECT_EQ(counted, static_cast<uint64_t>(t->size()));
+    EXPECT_EQ(w->inspector()->stats().count, t->size());
+
+    // The record so far holds the ops executed up to the pause.
+    EXPECT_EQ(w->runRecordPanel()->model()->rowCount(), 2); // conv0 and conv0_tanh ran
+    QSignalSpy finished(w->controller(), &SessionController::runFinished);
+    w->action(MainWindow::Action::Run)->trigger(); // Continue
+    ASSERT_TRUE(finished.wait(kWaitMs));
+    EXPECT_EQ(w->controller()->state(), State::Finished);
+    EXPECT_TRUE(w->statusText().startsWith(QStringLiteral("Finished in "))) << w->statusText().toStdString();
+    EXPECT_EQ(w->graphPanel()->model()->pausedNode(), QString());
+}
+
+TEST(Window, RunRecordRowsAreTheExecutedOps)
+{
+    auto w = makeWindow();
+    ASSERT_TRUE(openAndWait(*w, QStringLiteral("sample:lenet")));
+    QSignalSpy finished(w->controller(), &SessionController::runFinished);
+    ASSERT_TRUE(w->startRun());
+    ASSERT_TRUE(finished.wait(kWaitMs));
+    const auto record = w->controller()->lastRecord();
+    ASSERT_TRUE(record);
+    const auto graph = w->controller()->session().graph();
+    std::vector<std::string> ops;
+    for (const Node& n : graph->nodes())
+        if (!n.isVariable()) ops.push_back(n.name);
+    RunRecordModel* m = w->runRecordPanel()->model();
+    ASSERT_EQ(m->rowCount(), static_cast<int>(ops.size()));
+    for (int r = 0; r < m->rowCount(); ++r) {
+        EXPECT_EQ(m->index(r, RunRecordModel::Node).data().toString().toStdString(), ops[static_cast<size_t>(r)]);
+        EXPECT_FALSE(m->index(r, RunRecordModel::Mean).data().toString().isEmpty()); // statistics recorded
+    }
+    // Every executed node is marked in the graph.
+    for (const std::string& n : ops)
+        EXPECT_TRUE(w->graphPanel()->model()->marks(QString::fromStdString(n)).executed) << n;
+    // Filtering by operator keeps only those rows.
+    w->runRecordPanel()->filter()->setText(QStringLiteral("Pooling"));
+    EXPECT_EQ(w->runRecordPanel()->filter()->rowCount(), 2);
+    // Picking a row selects its node in the graph and shows its kept output.
+    QSignalSpy histogram(w->inspector(), &TensorInspector::histogramReady);
+    w->runRecordPanel()->selectOp(0);
+    Q_EMIT w->runRecordPanel()->opPicked(0, QString::fromStdString(ops[0]));
+    EXPECT_EQ(w->graphPanel()->view()->selectedNode().toStdString(), ops[0]);
+    ASSERT_TRUE(w->inspector()->currentTensor().has_value());
+}
+
+TEST(Window, StopWhilePausedEndsTheRunAndAllowsANewOne)
+{
+    auto w = makeWindow();
+    ASSERT_TRUE(openAndWait(*w, QStringLiteral("sample:mlp")));
+    QSignalSpy paused(w->controller(), &SessionController::paused);
+    w->action(MainWindow::Action::StepOver)->trigger(); // starts paused at the entry
+    ASSERT_TRUE(paused.wait(kWaitMs));
+    EXPECT_TRUE(w->action(MainWindow::Action::Stop)->isEnabled());
+    QSignalSpy finished(w->controller(), &SessionController::runFinished);
+    w->action(MainWindow::Action::Stop)->trigger();
+    ASSERT_TRUE(finished.wait(kWaitMs));
+    EXPECT_EQ(w->controller()->state(), State::Stopped);
+    EXPECT_EQ(w->statusText(), QStringLiteral("Stopped"));
+    EXPECT_FALSE(w->action(MainWindow::Action::Stop)->isEnabled());
+    ASSERT_TRUE(w->startRun());
+    ASSERT_TRUE(waitState(*w, State::Finished));
+}
+
+TEST(Window, StepCommandsWalkTheGraph)
+{
+    auto w = makeWindow();
+    ASSERT_TRUE(openAndWait(*w, QStringLiteral("sample:mlp")));
+    QSignalSpy paused(w->controller(), &SessionController::paused);
+    w->action(MainWindow::Action::StepInto)->trigger();
+    ASSERT_TRUE(paused.wait(kWaitMs));
+    auto e = w->controller()->pauseEvent();
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->node, "hybridsequential0_dense0_fwd");
+    EXPECT_EQ(e->phase, OpPhase::Before);
+    w->action(MainWindow::Action::StepInto)->trigger(); // the same node's after event
+    ASSERT_TRUE(paused.wait(kWaitMs));
+    e = w->controller()->pauseEvent();
+    EXPECT_EQ(e->node, "hybridsequential0_dense0_fwd");
+    EXPECT_EQ(e->phase, OpPhase::After);
+    w->action(MainWindow::Action::StepOver)->trigger(); // the next op, after it ran
+    ASSERT_TRUE(paused.wait(kWaitMs));
+    e = w->controller()->pauseEvent();
+    EXPECT_EQ(e->node, "hybridsequential0_dense0_relu_fwd");
+    EXPECT_EQ(e->phase, OpPhase::After);
+    // Run to a node selected in the graph.
+    w->graphPanel()->view()->selectNode(QStringLiteral("hybridsequential0_dense2_fwd"), true);
+    w->action(MainWindow::Action::RunTo)->trigger();
+    ASSERT_TRUE(paused.wait(kWaitMs));
+    EXPECT_EQ(w->controller()->pauseEvent()->node, "hybridsequential0_dense2_fwd");
+    w->action(MainWindow::Action::Stop)->trigger();
+    ASSERT_TRUE(waitState(*w, State::Stopped));
+}
+
+TEST(Window, F9TogglesABreakpointOnTheSelectedNode)
+{
+    auto w = makeWindow();
+    ASSERT_TRUE(openAndWait(*w, QStringLiteral("sample:lenet")));
+    const QString pool = QStringLiteral("hybridsequential0_pool0_fwd");
+    w->graphPanel()->view()->selectNode(pool, true);
+    w->action(MainWindow::Action::ToggleBreakpoint)->trigger();
+    ASSERT_EQ(w->breakpointModel()->rowCount(), 1);
+    EXPECT_EQ(w->breakpointModel()->breakpoints()[0].location, pool.toStdString());
+    EXPECT_EQ(w->graphPanel()->model()->marks(pool).breakpoint, BreakMark::Enabled);
+    w->breakpointModel()->setEnabled(w->breakpointModel()->breakpoints()[0].id, false);
+    EXPECT_EQ(w->graphPanel()->model()->marks(pool).breakpoint, BreakMark::Disabled);
+    w->action(MainWindow::Action::ToggleBreakpoint)->trigger();
+    EXPECT_EQ(w->breakpointModel()->rowCount(), 0);
+    EXPECT_EQ(w->graphPanel()->model()->marks(pool).breakpoint, BreakMark::None);
+}
+
+TEST(Window, BreakOnNanStopsAtTheFirstNanAndMarksIt)
+{
+    auto w = makeWindow();
+    ASSERT_TRUE(openAndWait(*w, QStringLiteral("sample:nan-demo")));
+    w->action(MainWindow::Action::BreakOnNan)->trigger();
+    EXPECT_TRUE(w->breakpointModel()->breakOnNanInf());
+    QSignalSpy shown(w.get(), &MainWindow::pauseShown);
+    ASSERT_TRUE(w->startRun());
+    ASSERT_TRUE(shown.wait(kWaitMs));
+    EXPECT_EQ(w->controller()->pauseEvent()->node, "nandemo0_log0");
+    EXPECT_GT(w->inspector()->histogram().nan, 0u);
+    QSignalSpy finished(w->controller(), &SessionController::runFinished);
+    w->action(MainWindow::Action::BreakOnNan)->trigger(); // off: continue to the end
+    w->runOrContinue();
+    ASSERT_TRUE(finished.wait(kWaitMs));
+    EXPECT_TRUE(w->graphPanel()->model()->marks(QStringLiteral("nandemo0_log0")).nanInf);
+}
+
+TEST(Window, ABadFileShowsAnErrorAndKeepsTheModel)
+{
+    auto w = makeWindow();
+    ASSERT_TRUE(openAndWait(*w, QStringLiteral("sample:lenet")));
+    QTemporaryDir dir;
+    const QString bad = dir.filePath(QStringLiteral("broken-symbol.json"));
+    QFile f(bad);
+    ASSERT_TRUE(f.open(QIODevice::WriteOnly));
+    f.write("{\"nodes\": [{\"op\": \"null\", \"name\": \"data\", \"inputs\": []}, {\"op\": \"NoSuchOp\", ");
+    f.close();
+    QSignalSpy failed(w->controller(), &SessionController::modelLoadFailed);
+    w->openModel(bad);
+    ASSERT_TRUE(failed.wait(kWaitMs));
+    EXPECT_TRUE(w->lastMessage().contains(QStringLiteral("broken-symbol.json"))) << w->lastMessage().toStdString();
+    EXPECT_EQ(w->controller()->model()->spec, QStringLiteral("sample:lenet"));
+    EXPECT_EQ(w->statusText(), QStringLiteral("Idle"));
+    // The previous model still runs.
+    ASSERT_TRUE(w->startRun());
+    ASSERT_TRUE(waitState(*w, State::Finished));
+}
+
+TEST(Window, OpensARealMxnetExportAndRunsIt)
+{
+    auto w = makeWindow();
+    ASSERT_TRUE(openAndWait(*w, QString::fromStdString(::opscope::test::shared("models/lenet-symbol.json"))));
+    EXPECT_GT(w->graphPanel()->model()->visibleCount(), 5);
+    ASSERT_TRUE(w->startRun());
+    ASSERT_TRUE(waitState(*w, State::Finished));
+    EXPECT_EQ(w->controller()->lastOutcome().outputs.size(), 1u);
+}
+
+TEST(Window, OpeningAnotherModelWhilePausedStopsTheRunFirst)
+{
+    auto w = makeWindow();
+    ASSERT_TRUE(openAndWait(*w, QStringLiteral("sample:lenet")));
+    QSignalSpy paused(w->controller(), &SessionController::paused);
+    ASSERT_TRUE(w->startRun(true));
+    ASSERT_TRUE(paused.wait(kWaitMs));
+    ASSERT_TRUE(openAndWait(*w, QStringLiteral("sample:mlp")));
+    EXPECT_EQ(w->controller()->state(), State::Idle);
+    EXPECT_FALSE(w->controller()->session().isRunning());
+    EXPECT_EQ(w->controller()->model()->spec, QStringLiteral("sample:mlp"));
+    ASSERT_TRUE(w->startRun());
+    ASSERT_TRUE(waitState(*w, State::Finished));
+}
+
+TEST(Window, ClosingWhilePausedStopsCleanly)
+{
+    auto w = makeWindow();
+    ASSERT_TRUE(openAndWait(*w, QStringLiteral("sample:mini-resnet")));
+    QSignalSpy paused(w->controller(), &SessionController::paused);
+    ASSERT_TRUE(w->startRun(true));
+    ASSERT_TRUE(paused.wait(kWaitMs));
+    EXPECT_TRUE(w->close());
+    w.reset(); // joins the worker; a deadlock would hang here (ctest's timeout fails it)
+    SUCCEED();
+}
