@@ -109,6 +109,19 @@ MainWindow::MainWindow(const AppOptions& options, QWidget* parent)
     connect(m_inputs, &InputPanel::sourcesChanged, this, [this] {
         if (!m_restoringSettings) saveModelSettings();
     });
+    connect(m_inputs, &InputPanel::shapesChanged, this, [this] {
+        if (!m_controller->setInputShapes(m_inputs->shapes()))
+            showMessage(tr("Input Shape"), m_controller->lastError());
+        else if (!m_restoringSettings)
+            saveModelSettings();
+    });
+    connect(m_controller, &SessionController::modelReshaped, this, [this](ModelInfoPtr model) {
+        if (model->graph != m_graph->model()->graph())
+            m_graph->model()->setGraph(model->graph, model->entryShapes);
+        else
+            m_graph->model()->setEntryShapes(model->entryShapes);
+        syncBreakpointMarks();
+    });
 
     QStringList names, descriptions;
     for (const std::string& n : samples::sampleNames()) {
@@ -398,6 +411,10 @@ void MainWindow::saveModelSettings()
     for (const InputSource& src : m_inputs->sources())
         inputs << toVariant(src);
     s.setValue(key + QStringLiteral("/inputs"), inputs);
+    QStringList shapes;
+    for (const Shape& shape : m_inputs->shapes())
+        shapes << QString::fromStdString(shape.known() ? shapeToX(shape) : std::string());
+    s.setValue(key + QStringLiteral("/shapes"), shapes);
 }
 
 void MainWindow::restoreModelSettings()
@@ -408,8 +425,20 @@ void MainWindow::restoreModelSettings()
     const bool saved = !m_options.fresh && s.contains(key + QStringLiteral("/breakpoints"));
     if (m_firstModel && m_options.explicitBreakpoints()) {
         m_breakpoints->clear();
-        for (const debug::Breakpoint& b : m_options.breakpoints)
+        const auto graph = m_controller->model()->graph;
+        for (const debug::Breakpoint& b : m_options.breakpoints) {
+            if (b.kind == debug::Breakpoint::Kind::Node) {
+                const auto id = graph->findNode(b.location);
+                if (!id || graph->node(*id).isVariable()) {
+                    showMessage(tr("Breakpoint"),
+                        tr("--break %1: the model has no operator node of that name")
+                            .arg(QString::fromStdString(b.location)));
+                    if (!m_options.screenshot.isEmpty() || m_options.quit) m_exitStatus = kExitUsage;
+                    continue;
+                }
+            }
             m_breakpoints->add(b);
+        }
     } else if (saved) {
         m_breakpoints->restore(s.value(key + QStringLiteral("/breakpoints")).toStringList());
     } else {
@@ -422,6 +451,17 @@ void MainWindow::restoreModelSettings()
         for (const QVariant& v : s.value(key + QStringLiteral("/inputs")).toList())
             sources.push_back(inputSourceFromVariant(v.toMap()));
         if (!sources.empty()) m_inputs->setSources(sources);
+        std::vector<Shape> shapes;
+        bool any = false;
+        for (const QString& text : s.value(key + QStringLiteral("/shapes")).toStringList()) {
+            const std::optional<Shape> shape = parseShapeText(text);
+            shapes.push_back(shape ? *shape : Shape());
+            any = any || shape.has_value();
+        }
+        if (any) {
+            m_inputs->setShapes(shapes);
+            m_controller->setInputShapes(m_inputs->shapes());
+        }
     }
     m_restoringSettings = false;
     syncBreakpointMarks();

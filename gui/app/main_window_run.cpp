@@ -141,6 +141,10 @@ void MainWindow::onModelLoaded(ModelInfoPtr model)
     updateActions();
     updateStatus();
     Q_EMIT modelReady();
+    if (first && m_exitStatus == kExitUsage) {
+        finishScript(kExitUsage); // a scripted start with a breakpoint on a node the model lacks
+        return;
+    }
     if (first && m_options.run)
         startRun(false);
     else if (first && (!m_options.screenshot.isEmpty() || m_options.quit))

@@ -52,6 +52,30 @@ QString valueRange(const Tensor& t)
     return text;
 }
 
+bool needsShape(Kind kind)
+{
+    return kind == Kind::Ones || kind == Kind::Zeros || kind == Kind::Uniform || kind == Kind::Normal;
+}
+
+// An example of a complete shape: the known dimensions of `shape` with 1 for the unknown ones.
+QString shapeExample(const Shape& shape)
+{
+    if (shape.ndim() == 0) return QStringLiteral("1x1x28x28");
+    Shape example = shape;
+    for (int i = 0; i < example.ndim(); ++i)
+        if (example[i] <= 0) example[i] = 1;
+    return QString::fromStdString(shapeToX(example));
+}
+
+// Unknown (0) dimensions of `want` match any size.
+bool fitsShape(const Shape& have, const Shape& want)
+{
+    if (have.ndim() != want.ndim()) return false;
+    for (int i = 0; i < want.ndim(); ++i)
+        if (want[i] > 0 && have[i] != want[i]) return false;
+    return true;
+}
+
 QString singleLocalFile(const QMimeData* mime)
 {
     const QList<QUrl> urls = mime->urls();
@@ -238,7 +262,10 @@ void InputPanel::setModelInfo(const QString& title, const QString& details)
 
 void InputPanel::setInputs(const std::vector<InputSpec>& inputs)
 {
-    // Rows may be the sender of the signal that led here: detach them now, delete them later.
+    // Rows may be the sender of the signal that led here: detach them now, delete them later. Hiding
+    // a row may end an edit in it; that edit belongs to the old model and reports nothing.
+    for (InputRow* row : m_rows)
+        disconnect(row, nullptr, this, nullptr);
     for (QLayoutItem* item = nullptr; m_rowsLayout->count() > 1;) {
         item = m_rowsLayout->takeAt(1);
         if (QWidget* w = item->widget()) {
@@ -261,6 +288,7 @@ void InputPanel::setInputs(const std::vector<InputSpec>& inputs)
         m_rowsLayout->addWidget(row);
         m_rows.push_back(row);
         connect(row, &InputRow::sourceChanged, this, [this, row] { rowEdited(row); });
+        connect(row, &InputRow::shapeEdited, this, [this, row](bool changed) { rowShapeEdited(row, changed); });
     }
     m_noInputs->setText(m_modelTitle->text().isEmpty() ? tr("No model loaded.") : tr("The model has no inputs."));
     m_noInputs->setVisible(m_specs.empty());
@@ -275,6 +303,23 @@ std::vector<InputSource> InputPanel::sources() const
     for (const InputRow* row : m_rows)
         out.push_back(row->source());
     return out;
+}
+
+std::vector<Shape> InputPanel::shapes() const
+{
+    std::vector<Shape> out;
+    out.reserve(m_rows.size());
+    for (const InputRow* row : m_rows)
+        out.push_back(row->shape());
+    return out;
+}
+
+void InputPanel::setShapes(const std::vector<Shape>& shapes)
+{
+    for (size_t i = 0; i < std::min(shapes.size(), m_rows.size()); ++i)
+        m_rows[i]->setShape(shapes[i]);
+    updateDrawingGroup();
+    refreshStatus();
 }
 
 void InputPanel::setSources(const std::vector<InputSource>& sources)
@@ -299,8 +344,11 @@ InputPanel::Built InputPanel::buildInputs() const
     built.tensors.reserve(m_rows.size());
     for (const InputRow* row : m_rows) {
         const InputSpec& spec = row->spec();
-        InputResult r
-            = makeInputTensor(row->source(), spec.shape, spec.defaultTensor, drawingTensorFor(spec.shape), spec.name);
+        QString shapeError;
+        const Shape shape = row->currentShape(&shapeError);
+        InputResult r = shapeError.isEmpty()
+            ? tensorFor(row, shape, true)
+            : InputResult { Tensor(), tr("input '%1': %2").arg(spec.name, shapeError) };
         if (!r.ok()) {
             built.tensors.clear();
             built.error = r.error.isEmpty() ? tr("input '%1': no value").arg(spec.name) : r.error;
@@ -361,6 +409,39 @@ void InputPanel::rowEdited(InputRow* row)
     emit sourcesChanged();
 }
 
+void InputPanel::rowShapeEdited(InputRow* row, bool changed)
+{
+    const bool wasShown = m_drawingGroup->isVisibleTo(this);
+    updateDrawingGroup();
+    if (!wasShown && m_drawingGroup->isVisibleTo(this))
+        QTimer::singleShot(0, this, [this] { m_scroll->ensureWidgetVisible(m_drawingGroup); });
+    scheduleStatus();
+    if (changed) emit shapesChanged();
+}
+
+// The tensor of `row` for `shape`; `named` errors name the input.
+InputResult InputPanel::tensorFor(const InputRow* row, const Shape& shape, bool named) const
+{
+    const InputSpec& spec = row->spec();
+    const InputSource source = row->source();
+    const QString prefix = named ? tr("input '%1': ").arg(spec.name) : QString();
+    if (!shape.known() && needsShape(source.kind)) {
+        const QString example = shapeExample(shape);
+        const QString which = shape.ndim() == 0 ? tr("its shape") : tr("its shape %1").arg(shapeText(shape));
+        return { Tensor(),
+            named ? prefix + tr("%1 is not known; give it in the inputs panel, e.g. %2").arg(which, example)
+                  : tr("Give this input's shape, e.g. %1").arg(example) };
+    }
+    // The default value is one tensor: a shape it does not fit needs another source.
+    if (source.kind == Kind::Default && spec.defaultTensor.defined() && shape != spec.shape
+        && !fitsShape(spec.defaultTensor.shape(), shape))
+        return { Tensor(),
+            prefix
+                + tr("the model's default value has shape %1, not %2; choose another source or reset the shape")
+                      .arg(shapeText(spec.defaultTensor.shape()), shapeText(shape)) };
+    return makeInputTensor(source, shape, spec.defaultTensor, drawingTensorFor(shape), named ? spec.name : QString());
+}
+
 void InputPanel::drawingFinished()
 {
     for (InputRow* row : m_rows)
@@ -377,7 +458,7 @@ void InputPanel::updateDrawingGroup()
     m_drawingGroup->setVisible(usesDrawing());
     for (const InputRow* row : m_rows)
         if (row->source().kind == Kind::Drawing) {
-            m_pad->setPreviewShape(row->spec().shape);
+            m_pad->setPreviewShape(row->shape());
             break;
         }
 }
@@ -400,20 +481,26 @@ void InputPanel::scheduleStatus()
 
 void InputPanel::updateStatus(InputRow* row) const
 {
-    const InputSpec& spec = row->spec();
+    if (!row->shapeError().isEmpty()) {
+        row->setStatus(row->shapeError(), true);
+        return;
+    }
+    const Shape shape = row->shape();
     const InputSource source = row->source();
-    const InputResult r = makeInputTensor(source, spec.shape, spec.defaultTensor, drawingTensorFor(spec.shape));
+    const InputResult r = tensorFor(row, shape, false);
     if (!r.ok()) {
         row->setStatus(r.error.isEmpty() ? tr("no value") : r.error, true);
         return;
     }
-    QStringList parts { source.describe(spec.shape) };
+    QStringList parts { source.describe(shape) };
     if (source.kind == Kind::Drawing && m_pad->isEmpty()) {
         parts << tr("empty: draw a digit below");
     } else {
-        if (source.kind == Kind::NpyFile || !spec.shape.known()) parts << shapeText(r.tensor.shape());
+        if (source.kind == Kind::NpyFile || !shape.known()) parts << shapeText(r.tensor.shape());
         if (const QString range = valueRange(r.tensor); !range.isEmpty()) parts << range;
     }
+    if (const std::optional<Kind> waiting = row->waitingKind())
+        parts << tr("%1 does not fit shape %2").arg(kindLabel(*waiting), shapeText(shape));
     row->setStatus(parts.join(QStringLiteral(" · ")), false);
 }
 

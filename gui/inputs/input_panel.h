@@ -47,17 +47,30 @@ public:
     /// `title`: the model's name and where it comes from; `details`: a one-line summary.
     void setModelInfo(const QString& title, const QString& details);
 
-    /// Replaces the input rows. Every input starts from its default (Ones when it has none); the
-    /// drawing is kept.
+    /// Replaces the input rows. Every input starts from its default (Ones when it has none) and the
+    /// model's shape; the drawing is kept.
     void setInputs(const std::vector<InputSpec>& inputs);
+    /// The inputs as the model describes them (with the model's shapes; see shapes()).
     const std::vector<InputSpec>& inputs() const { return m_specs; }
+
+    /// The current (effective) shape of every input in order: the model's unless the user gave
+    /// another (or a .npy file gave one to an input of unknown shape). An input whose shape is still
+    /// not known has an unknown shape (Shape::known() false).
+    std::vector<opscope::Shape> shapes() const;
+    /// Applies shapes restored from settings, by position (extra entries are ignored; a shape that is
+    /// not known() keeps the model's). Sources that fit the new shapes are re-evaluated. Does not emit
+    /// shapesChanged() or sourcesChanged().
+    void setShapes(const std::vector<opscope::Shape>& shapes);
 
     std::vector<InputSource> sources() const;
     /// Applies sources restored from settings, by position (extra entries are ignored; a kind an
-    /// input does not offer falls back to its default). Does not emit sourcesChanged().
+    /// input does not offer falls back to its default, and returns when setShapes() gives a shape
+    /// that offers it). Does not emit sourcesChanged().
     void setSources(const std::vector<InputSource>& sources);
     void setSource(int index, const InputSource& source);
 
+    /// Uses the current shapes (also one being typed); an input whose shape is unknown or does not
+    /// parse is an error.
     Built buildInputs() const;
 
     /// Status line of input `index`: the source's description or its error. Current after
@@ -78,6 +91,8 @@ public:
 signals:
     /// The user changed an input's source or one of its parameters.
     void sourcesChanged();
+    /// The user changed an input's shape (after it parses), reset it, or a .npy file gave it.
+    void shapesChanged();
     void sampleRequested(const QString& name);
     void openRequested();
     /// A finished drawing asks for a run (with "Run on release" checked).
@@ -91,6 +106,8 @@ private:
     QWidget* buildModelGroup();
     QWidget* buildDrawingGroup();
     void rowEdited(InputRow* row);
+    void rowShapeEdited(InputRow* row, bool changed);
+    InputResult tensorFor(const InputRow* row, const opscope::Shape& shape, bool named) const;
     void drawingFinished();
     void updateDrawingGroup();
     void updatePreview();

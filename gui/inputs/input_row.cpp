@@ -21,6 +21,7 @@
 #include <QRandomGenerator>
 #include <QSpinBox>
 #include <QStyle>
+#include <QTimer>
 #include <QToolButton>
 #include <QUrl>
 #include <QVBoxLayout>
@@ -33,6 +34,20 @@ using Kind = InputSource::Kind;
 
 constexpr Kind kAllKinds[] = { Kind::Default, Kind::Ones, Kind::Zeros, Kind::Uniform, Kind::Normal, Kind::NpyFile,
     Kind::ImageFile, Kind::Drawing };
+
+// A typed shape applies after this pause in typing, or at once on Enter or leaving the field.
+constexpr int kShapeDelayMs = 500;
+
+const QColor kErrorColor(0xd3, 0x2f, 0x2f);
+
+// Unknown (0) dimensions of `want` match any size.
+bool fitsShape(const opscope::Shape& have, const opscope::Shape& want)
+{
+    if (have.ndim() != want.ndim()) return false;
+    for (int i = 0; i < want.ndim(); ++i)
+        if (want[i] > 0 && have[i] != want[i]) return false;
+    return true;
+}
 
 // Shared by every row, so Browse… opens where the last file was found.
 QString& lastDirectory()
@@ -104,12 +119,14 @@ QString imageFilter()
 InputRow::InputRow(const InputSpec& spec, QWidget* parent)
     : QFrame(parent)
     , m_spec(spec)
+    , m_shape(spec.shape)
 {
     setAcceptDrops(true);
     m_source.kind = initialKind();
-    const ImageLayout l = imageLayout(spec.shape);
+    const ImageLayout l = imageLayout(m_shape);
     if (l.valid && l.c == 3) m_source.grayscale = false;
     buildUi();
+    showShape();
     showSource();
 }
 
@@ -117,11 +134,14 @@ bool InputRow::offers(Kind kind) const
 {
     switch (kind) {
     case Kind::Default:
-        return m_spec.hasDefault;
+        // The default value is one tensor: it serves the model's shape and shapes it fits.
+        return m_spec.hasDefault
+            && (m_shape == m_spec.shape
+                || (m_spec.defaultTensor.defined() && fitsShape(m_spec.defaultTensor.shape(), m_shape)));
     case Kind::ImageFile:
-        return imageLayout(m_spec.shape).valid;
+        return imageLayout(m_shape).valid;
     case Kind::Drawing:
-        return drawingFits(m_spec.shape);
+        return drawingFits(m_shape);
     default:
         return true;
     }
@@ -129,7 +149,7 @@ bool InputRow::offers(Kind kind) const
 
 Kind InputRow::initialKind() const
 {
-    return m_spec.hasDefault ? Kind::Default : Kind::Ones;
+    return offers(Kind::Default) ? Kind::Default : Kind::Ones;
 }
 
 void InputRow::buildUi()
@@ -143,15 +163,24 @@ void InputRow::buildUi()
     bold.setBold(true);
     name->setFont(bold);
     name->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    auto* shape = new QLabel(shapeText(m_spec.shape), this);
-    shape->setForegroundRole(QPalette::PlaceholderText);
-    shape->setToolTip(QStringLiteral("Shape %1 (%2)%3")
-                          .arg(shapeText(m_spec.shape), QString::fromStdString(shapeToX(m_spec.shape)),
-                              m_spec.shape.known() ? QString() : QStringLiteral(", ? is not known yet")));
+    m_shapeEdit = new QLineEdit(this);
+    m_shapeEdit->setObjectName(QStringLiteral("shapeEdit"));
+    m_shapeEdit->setMaxLength(80);
+    m_shapeEdit->setFixedWidth(m_shapeEdit->fontMetrics().horizontalAdvance(QStringLiteral("e.g. 1x1x28x28")) + 16);
+    m_resetShape = new QToolButton(this);
+    m_resetShape->setObjectName(QStringLiteral("resetShape"));
+    m_resetShape->setText(tr("Reset"));
+    m_resetShape->setAutoRaise(true);
+    m_resetShape->setToolTip(tr("Back to the model's shape %1").arg(shapeEditText(m_spec.shape)));
+    m_shapeTimer = new QTimer(this);
+    m_shapeTimer->setSingleShot(true);
+    m_shapeTimer->setInterval(kShapeDelayMs);
     auto* header = new QHBoxLayout;
+    header->setSpacing(2);
     header->addWidget(name);
     header->addStretch(1);
-    header->addWidget(shape);
+    header->addWidget(m_shapeEdit);
+    header->addWidget(m_resetShape);
     outer->addLayout(header);
 
     m_form = new QFormLayout;
@@ -161,11 +190,7 @@ void InputRow::buildUi()
     outer->addLayout(m_form);
 
     m_kindCombo = new QComboBox(this);
-    for (Kind k : kAllKinds) {
-        if (!offers(k)) continue;
-        m_kindCombo->addItem(kindLabel(k), int(k));
-        m_kindCombo->setItemData(m_kindCombo->count() - 1, kindToolTip(k), Qt::ToolTipRole);
-    }
+    rebuildKinds();
     m_form->addRow(tr("Source"), m_kindCombo);
 
     m_lo = makeSpin(-1e6, 1e6, 3, this);
@@ -252,12 +277,17 @@ void InputRow::buildUi()
             edited();
         };
     };
+    connect(m_shapeEdit, &QLineEdit::textEdited, m_shapeTimer, qOverload<>(&QTimer::start));
+    connect(m_shapeTimer, &QTimer::timeout, this, [this] { applyShapeText(false); });
+    connect(m_shapeEdit, &QLineEdit::editingFinished, this, [this] { applyShapeText(true); });
+    connect(m_resetShape, &QToolButton::clicked, this, &InputRow::resetShape);
     connect(m_kindCombo, &QComboBox::currentIndexChanged, this, guarded([this](int index) {
         const auto kind = Kind(m_kindCombo->itemData(index).toInt());
+        m_waitingKind.reset();
         if (kind == Kind::NpyFile && !isNpyFileName(m_source.file)) m_source.file.clear();
         if (kind == Kind::ImageFile && !isImageFileName(m_source.file)) m_source.file.clear();
         if (kind == Kind::ImageFile && m_source.kind != Kind::ImageFile) {
-            const ImageLayout l = imageLayout(m_spec.shape);
+            const ImageLayout l = imageLayout(m_shape);
             if (l.c == 1 || l.c == 3) m_source.grayscale = l.c == 1;
         }
         m_source.kind = kind;
@@ -274,6 +304,7 @@ void InputRow::buildUi()
         const QString path = m_file->text().trimmed();
         if (m_updating || path == m_source.file) return;
         m_source.file = path;
+        adoptFileShape();
         edited();
     });
     connect(browse, &QToolButton::clicked, this, &InputRow::browse);
@@ -294,8 +325,163 @@ void InputRow::buildUi()
 void InputRow::setSource(const InputSource& source)
 {
     m_source = source;
-    if (!offers(m_source.kind)) m_source.kind = initialKind();
+    m_waitingKind.reset();
+    if (!offers(m_source.kind)) {
+        const Kind k = m_source.kind;
+        // Only kinds that a shape can make available are worth waiting for.
+        if (k == Kind::ImageFile || k == Kind::Drawing || (k == Kind::Default && m_spec.hasDefault)) m_waitingKind = k;
+        m_source.kind = initialKind();
+    }
     showSource();
+}
+
+void InputRow::rebuildKinds()
+{
+    QList<int> offered;
+    for (Kind k : kAllKinds)
+        if (offers(k)) offered << int(k);
+    QList<int> shown;
+    for (int i = 0; i < m_kindCombo->count(); ++i)
+        shown << m_kindCombo->itemData(i).toInt();
+    if (offered == shown) return;
+    const bool wasUpdating = m_updating;
+    m_updating = true;
+    m_kindCombo->clear();
+    for (int k : offered) {
+        m_kindCombo->addItem(kindLabel(Kind(k)), k);
+        m_kindCombo->setItemData(m_kindCombo->count() - 1, kindToolTip(Kind(k)), Qt::ToolTipRole);
+    }
+    m_updating = wasUpdating;
+}
+
+// Makes `shape` the current shape and fits the source to it: the image channels follow the shape, a
+// kind the shape no longer offers waits (initialKind() meanwhile), a waiting kind it offers returns.
+// True when the source changed.
+bool InputRow::applyShape(const opscope::Shape& shape)
+{
+    const InputSource before = m_source;
+    m_shape = shape;
+    const ImageLayout l = imageLayout(m_shape);
+    if (l.valid && (l.c == 1 || l.c == 3)) m_source.grayscale = l.c == 1;
+    if (m_waitingKind && offers(*m_waitingKind)) {
+        m_source.kind = *m_waitingKind;
+        m_waitingKind.reset();
+    } else if (!offers(m_source.kind)) {
+        if (!m_waitingKind) m_waitingKind = m_source.kind;
+        m_source.kind = initialKind();
+    }
+    rebuildKinds();
+    showSource();
+    return !(m_source == before);
+}
+
+void InputRow::setShape(const opscope::Shape& shape)
+{
+    m_shapeTimer->stop();
+    m_shapeError.clear();
+    m_shapeFromFile = false;
+    applyShape(shape.known() ? shape : m_spec.shape);
+    showShape();
+}
+
+void InputRow::resetShape()
+{
+    m_shapeTimer->stop();
+    m_shapeError.clear();
+    m_shapeFromFile = false;
+    const bool changed = m_shape != m_spec.shape;
+    const bool sourceChanged = changed && applyShape(m_spec.shape);
+    showShape();
+    emit shapeEdited(changed);
+    if (sourceChanged) edited();
+}
+
+opscope::Shape InputRow::currentShape(QString* error) const
+{
+    const QString text = m_shapeEdit->text().trimmed();
+    if (text != m_shownShapeText) {
+        if (text.isEmpty()) return m_spec.shape;
+        if (const std::optional<opscope::Shape> typed = parseShapeText(text, error)) return *typed;
+        return m_shape;
+    }
+    if (error && !m_shapeError.isEmpty()) *error = m_shapeError;
+    return m_shape;
+}
+
+// Applies the text of the shape editor; `normalize` also rewrites a shape that parses in the x form.
+void InputRow::applyShapeText(bool normalize)
+{
+    m_shapeTimer->stop();
+    const QString text = m_shapeEdit->text().trimmed();
+    if (text != m_shownShapeText) {
+        m_shownShapeText = text;
+        opscope::Shape shape = m_spec.shape; // an emptied field means the model's shape
+        if (!text.isEmpty()) {
+            QString error;
+            const std::optional<opscope::Shape> typed = parseShapeText(text, &error);
+            if (!typed) {
+                m_shapeError = error;
+                showShape();
+                emit shapeEdited(false);
+                return;
+            }
+            shape = *typed;
+        }
+        m_shapeError.clear();
+        m_shapeFromFile = false;
+        const bool changed = shape != m_shape;
+        const bool sourceChanged = changed && applyShape(shape);
+        showShape(false);
+        emit shapeEdited(changed);
+        if (sourceChanged) edited();
+    }
+    if (normalize && m_shapeError.isEmpty()) showShape();
+}
+
+// A .npy file chosen for an input whose shape is not known gives it its shape (also replacing the
+// shape an earlier file gave). True when the shape changed.
+bool InputRow::adoptFileShape()
+{
+    if (m_source.kind != Kind::NpyFile || !isNpyFileName(m_source.file)) return false;
+    if (m_shape.known() && !m_shapeFromFile) return false;
+    const std::optional<opscope::Shape> fileShape = readNpyShape(m_source.file);
+    if (!fileShape || !fileShape->known() || *fileShape == m_shape) return false;
+    if (m_spec.shape.ndim() > 0 && !fitsShape(*fileShape, m_spec.shape)) return false;
+    m_shapeTimer->stop();
+    m_shapeError.clear();
+    m_shapeFromFile = true;
+    applyShape(*fileShape);
+    showShape();
+    emit shapeEdited(true);
+    return true;
+}
+
+// Shows shape() in the editor (with `rewrite`, unless the editor holds text that did not parse), its
+// colour, tool tip and the reset button.
+void InputRow::showShape(bool rewrite)
+{
+    const bool error = !m_shapeError.isEmpty();
+    if (rewrite && !error) {
+        const QString text = shapeEditText(m_shape);
+        if (m_shapeEdit->text() != text) m_shapeEdit->setText(text);
+        m_shownShapeText = text;
+    }
+    QPalette pal = m_shapeEdit->palette();
+    pal.setColor(QPalette::Text, error ? kErrorColor : palette().color(QPalette::Text));
+    m_shapeEdit->setPalette(pal);
+    m_shapeEdit->setPlaceholderText(m_spec.shape.ndim() == 0 ? tr("e.g. 1x1x28x28") : shapeEditText(m_spec.shape));
+
+    QStringList tip { tr("Shape of input '%1', like 1x1x28x28 or (1, 1, 28, 28)").arg(m_spec.name) };
+    if (m_spec.shape.ndim() == 0)
+        tip << tr("The model does not record this shape.");
+    else if (!m_spec.shape.known())
+        tip << tr("The model's shape is %1 (? is not known).").arg(shapeText(m_spec.shape));
+    else
+        tip << tr("The model's shape is %1.").arg(shapeText(m_spec.shape));
+    if (m_shapeFromFile) tip << tr("This shape comes from the .npy file.");
+    if (error) tip << m_shapeError;
+    m_shapeEdit->setToolTip(tip.join(QLatin1Char('\n')));
+    m_resetShape->setVisible(m_spec.shape.known() && (error || m_shape != m_spec.shape));
 }
 
 void InputRow::showSource()
@@ -357,6 +543,7 @@ void InputRow::browse()
     if (path.isEmpty()) return;
     lastDirectory() = QFileInfo(path).absolutePath();
     m_source.file = path;
+    adoptFileShape();
     showSource();
     edited();
 }
@@ -381,7 +568,7 @@ void InputRow::setStatus(const QString& text, bool error)
     m_status->setText(text);
     m_status->setToolTip(text);
     QPalette pal = m_status->palette();
-    pal.setColor(QPalette::WindowText, error ? QColor(0xd3, 0x2f, 0x2f) : palette().color(QPalette::PlaceholderText));
+    pal.setColor(QPalette::WindowText, error ? kErrorColor : palette().color(QPalette::PlaceholderText));
     m_status->setPalette(pal);
     m_statusIcon->setVisible(error);
 }
@@ -393,17 +580,19 @@ bool InputRow::acceptsFile(const QString& path)
 
 void InputRow::useFile(const QString& path)
 {
+    m_waitingKind.reset();
     if (isNpyFileName(path)) {
         m_source.kind = Kind::NpyFile;
     } else {
         if (m_source.kind != Kind::ImageFile) {
-            const ImageLayout l = imageLayout(m_spec.shape);
+            const ImageLayout l = imageLayout(m_shape);
             if (l.c == 1 || l.c == 3) m_source.grayscale = l.c == 1;
         }
         m_source.kind = Kind::ImageFile;
     }
     m_source.file = path;
     lastDirectory() = QFileInfo(path).absolutePath();
+    adoptFileShape();
     showSource();
     edited();
 }

@@ -11,6 +11,7 @@
 #include <QFileInfo>
 #include <QImageReader>
 #include <QPainter>
+#include <QRegularExpression>
 
 namespace opscope::gui {
 
@@ -18,6 +19,8 @@ namespace {
 
 constexpr int kMaxImageSide = 16384;
 constexpr int64_t kMaxImageElements = int64_t(1) << 28;
+constexpr qlonglong kMaxDimension = qlonglong(1) << 31;
+constexpr qint64 kMaxNpyHeader = qint64(1) << 20;
 
 QString num(double v)
 {
@@ -117,6 +120,112 @@ QString shapeText(const Shape& shape)
     }
     if (shape.ndim() == 1) s += QLatin1Char(',');
     return s + QLatin1Char(')');
+}
+
+QString shapeEditText(const Shape& shape)
+{
+    QStringList dims;
+    for (int i = 0; i < shape.ndim(); ++i)
+        dims << (shape[i] > 0 ? QString::number(shape[i]) : QStringLiteral("?"));
+    return dims.join(QLatin1Char('x'));
+}
+
+std::optional<Shape> parseShapeText(const QString& text, QString* error)
+{
+    const QString trimmed = text.trimmed();
+    auto fail = [&](const QString& why) -> std::optional<Shape> {
+        if (error) *error = QStringLiteral("shape '%1': %2").arg(trimmed, why);
+        return std::nullopt;
+    };
+    const QString example = QStringLiteral("write it like 1x1x28x28 or (1, 1, 28, 28)");
+    QString body = trimmed;
+    const bool open = body.startsWith(QLatin1Char('(')) || body.startsWith(QLatin1Char('['));
+    const bool close = body.endsWith(QLatin1Char(')')) || body.endsWith(QLatin1Char(']'));
+    if (open != close || (open && body.size() < 2)) return fail(QStringLiteral("unbalanced brackets; ") + example);
+    if (open) body = body.mid(1, body.size() - 2).trimmed();
+    if (body.isEmpty()) return fail(QStringLiteral("no dimensions; ") + example);
+
+    static const QRegularExpression times(QStringLiteral("[xX\\x{00D7}*]"));
+    static const QRegularExpression space(QStringLiteral("\\s+"));
+    QStringList parts;
+    if (body.contains(QLatin1Char(','))) {
+        parts = body.split(QLatin1Char(','));
+        // A one-dimensional Python tuple: "(5,)".
+        if (parts.size() > 1 && parts.last().trimmed().isEmpty()) parts.removeLast();
+    } else if (body.contains(times)) {
+        parts = body.split(times);
+    } else {
+        parts = body.split(space, Qt::SkipEmptyParts);
+    }
+    if (parts.size() > Shape::kMaxDims)
+        return fail(QStringLiteral("%1 dimensions; at most %2").arg(parts.size()).arg(Shape::kMaxDims));
+    Shape shape;
+    for (qsizetype i = 0; i < parts.size(); ++i) {
+        const QString part = parts[i].trimmed();
+        if (part.isEmpty()) return fail(QStringLiteral("dimension %1 is missing; ").arg(i + 1) + example);
+        if (part == QLatin1String("?"))
+            return fail(QStringLiteral("dimension %1 is not known; replace ? with its size").arg(i + 1));
+        bool ok = false;
+        const qlonglong d = part.toLongLong(&ok);
+        if (!ok) return fail(QStringLiteral("'%1' is not a whole number; ").arg(part) + example);
+        if (d <= 0)
+            return fail(QStringLiteral("dimension %1 is %2; every dimension must be at least 1").arg(i + 1).arg(d));
+        if (d > kMaxDimension) return fail(QStringLiteral("dimension %1 is %2, too large").arg(i + 1).arg(d));
+        shape.push_back(d);
+    }
+    return shape;
+}
+
+std::optional<Shape> readNpyShape(const QString& path, QString* error)
+{
+    auto fail = [&](const QString& why) -> std::optional<Shape> {
+        if (error) *error = QStringLiteral("%1: %2").arg(QFileInfo(path).fileName(), why);
+        return std::nullopt;
+    };
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) return fail(file.errorString());
+    const QByteArray magic = file.read(12);
+    if (magic.size() < 10
+        || !magic.startsWith("\x93"
+                             "NUMPY"))
+        return fail(QStringLiteral("not a .npy file"));
+    const int major = uchar(magic[6]);
+    qint64 length = 0;
+    qint64 start = 0;
+    if (major == 1) {
+        length = qint64(uchar(magic[8])) | qint64(uchar(magic[9])) << 8;
+        start = 10;
+    } else if (major == 2 || major == 3) {
+        if (magic.size() < 12) return fail(QStringLiteral("the header is cut short"));
+        for (int i = 0; i < 4; ++i)
+            length |= qint64(uchar(magic[8 + i])) << (8 * i);
+        start = 12;
+    } else {
+        return fail(QStringLiteral("unsupported .npy version %1").arg(major));
+    }
+    if (length > kMaxNpyHeader) return fail(QStringLiteral("header of %1 bytes is too large").arg(length));
+    if (!file.seek(start)) return fail(QStringLiteral("the header is cut short"));
+    const QByteArray header = file.read(length);
+    if (header.size() < length) return fail(QStringLiteral("the header is cut short"));
+
+    qsizetype key = header.indexOf("'shape'");
+    if (key < 0) key = header.indexOf("\"shape\"");
+    const qsizetype from = key < 0 ? -1 : header.indexOf('(', key);
+    const qsizetype to = from < 0 ? -1 : header.indexOf(')', from);
+    if (to < 0) return fail(QStringLiteral("the header has no shape"));
+    Shape shape;
+    for (const QByteArray& part : header.mid(from + 1, to - from - 1).split(',')) {
+        const QByteArray dim = part.trimmed();
+        if (dim.isEmpty()) continue;
+        bool ok = false;
+        const qlonglong d = dim.toLongLong(&ok);
+        if (!ok || d < 0) return fail(QStringLiteral("malformed shape in the header"));
+        if (shape.ndim() == Shape::kMaxDims)
+            return fail(QStringLiteral("the array has more than %1 dimensions").arg(Shape::kMaxDims));
+        shape.push_back(d);
+    }
+    if (shape.ndim() == 0) shape.push_back(1);
+    return shape;
 }
 
 ImageLayout imageLayout(const Shape& shape)

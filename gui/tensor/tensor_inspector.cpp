@@ -454,6 +454,9 @@ void TensorInspector::setCurrentTab(Tab tab)
     if (m_tabs->isTabEnabled(index)) m_tabs->setCurrentIndex(index);
 }
 
-TensorInspector::Tab TensorInspector::currentTab() const { return static_cast<Tab>(m_tabs->currentIndex()); }
+TensorInspector::Tab TensorInspector::currentTab() const
+{
+    return static_cast<Tab>(m_tabs->currentIndex());
+}
 
 } // namespace opscope::gui

@@ -100,6 +100,10 @@ TEST(OpscopeExecutable, ExitStatusesForBadModelsAndArguments)
     r = runOpscope({ QStringLiteral("--break-on"), QStringLiteral("purple") });
     EXPECT_EQ(r.status, kExitUsage);
     EXPECT_TRUE(r.err.contains(QStringLiteral("purple")));
+    r = runOpscope({ QStringLiteral("sample:mlp"), QStringLiteral("--break"), QStringLiteral("no_such_node"),
+        QStringLiteral("--run"), QStringLiteral("--quit"), QStringLiteral("--fresh") });
+    EXPECT_EQ(r.status, kExitUsage);
+    EXPECT_TRUE(r.err.contains(QStringLiteral("no_such_node"))) << r.err.toStdString();
     r = runOpscope({ QStringLiteral("--help") });
     EXPECT_EQ(r.status, kExitOk);
 }

@@ -1,5 +1,5 @@
 // The window's tests run real widgets on the offscreen platform, with settings kept apart from the
-// user's (QStandardPaths test mode), and wait on signals, never on sleeps.
+// user's and from other test processes, and wait on signals, never on sleeps.
 
 #include "gui/app/application.h"
 
@@ -8,6 +8,7 @@
 #include <QApplication>
 #include <QSettings>
 #include <QStandardPaths>
+#include <QTemporaryDir>
 
 int main(int argc, char** argv)
 {
@@ -17,6 +18,10 @@ int main(int argc, char** argv)
     QStandardPaths::setTestModeEnabled(true);
     QApplication app(argc, argv);
     opscope::gui::setUpApplication(app);
+    // Settings of this process alone: ctest runs test processes side by side.
+    QTemporaryDir settingsDir;
+    QSettings::setPath(QSettings::NativeFormat, QSettings::UserScope, settingsDir.path());
+    QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, settingsDir.path());
     QSettings().clear();
     return RUN_ALL_TESTS();
 }

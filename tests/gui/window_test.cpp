@@ -14,6 +14,7 @@
 
 #include <QAction>
 #include <QFile>
+#include <QLineEdit>
 #include <QTemporaryDir>
 
 using namespace opscope;
@@ -204,6 +205,19 @@ TEST(Window, OpensARealMxnetExportAndRunsIt)
     auto w = makeWindow();
     ASSERT_TRUE(openAndWait(*w, QString::fromStdString(::opscope::test::shared("models/lenet-symbol.json"))));
     EXPECT_GT(w->graphPanel()->model()->visibleCount(), 5);
+    // The file does not record the data's shape: running asks for it.
+    EXPECT_FALSE(w->startRun());
+    EXPECT_TRUE(w->lastMessage().contains(QStringLiteral("shape"))) << w->lastMessage().toStdString();
+    // The user types it; the graph gets its shapes.
+    auto* edit = w->inputPanel()->findChild<QLineEdit*>(QStringLiteral("shapeEdit"));
+    ASSERT_NE(edit, nullptr);
+    QSignalSpy reshaped(w->controller(), &SessionController::modelReshaped);
+    edit->setFocus();
+    edit->selectAll();
+    QTest::keyClicks(edit, QStringLiteral("1x1x28x28"));
+    QTest::keyClick(edit, Qt::Key_Return);
+    ASSERT_TRUE(reshaped.count() > 0 || reshaped.wait(kWaitMs));
+    EXPECT_FALSE(w->controller()->model()->entryShapes.empty());
     ASSERT_TRUE(w->startRun());
     ASSERT_TRUE(waitState(*w, State::Finished));
     EXPECT_EQ(w->controller()->lastOutcome().outputs.size(), 1u);
