@@ -22,6 +22,9 @@ QString appUsage()
         "  --quit                        exit after the screenshot, or once the run pauses or ends\n"
         "  --fresh                       ignore the saved window layout, breakpoints and inputs\n"
         "  --tab histogram|values|image  the inspector's tab when the run pauses\n"
+        "  --input NAME=SOURCE           an input's values: ones, zeros, uniform, normal, FILE.npy,\n"
+        "                                IMAGE (png, jpg, bmp, pgm; IMAGE:invert for dark ink on white)\n"
+        "                                or draw:IMAGE (the picture drawn on the 28x28 pad); repeatable\n"
         "  -h, --help                    this text\n"
         "\n"
         "Exit status: 0 ok, 1 the screenshot could not be written, 2 bad arguments, 3 the model did not\n"
@@ -71,6 +74,13 @@ bool parseAppOptions(const QStringList& arguments, AppOptions* o, QString* error
                     return false;
                 }
                 o->tab = v;
+            } else if (is(a, "--input")) {
+                if (!value(i, QStringLiteral("--input"), &v)) return false;
+                if (v.indexOf(QLatin1Char('=')) <= 0 || v.endsWith(QLatin1Char('='))) {
+                    *error = QStringLiteral("--input %1: expected NAME=SOURCE").arg(v);
+                    return false;
+                }
+                o->inputs << v;
             } else if (a == QLatin1String("--run")) {
                 o->run = true;
             } else if (a == QLatin1String("--quit")) {

@@ -13,7 +13,8 @@ namespace opscope::gui {
 enum ExitStatus { kExitOk = 0, kExitScreenshotFailed = 1, kExitUsage = 2, kExitLoadFailed = 3, kExitRunFailed = 4 };
 
 /// The command line: `opscope [MODEL|sample:NAME] [--break NODE[:before|:after]]… [--break-on COND]…
-/// [--run] [--screenshot FILE.png] [--quit] [--fresh] [--tab histogram|values|image]`.
+/// [--run] [--screenshot FILE.png] [--quit] [--fresh] [--tab histogram|values|image]
+/// [--input NAME=ones|zeros|uniform|normal|FILE.npy|IMAGE[:invert]|draw:IMAGE]…`.
 struct AppOptions {
     QString model; ///< empty: the saved last model, else the default sample
     std::vector<debug::Breakpoint> breakpoints; ///< from --break and --break-on
@@ -21,6 +22,7 @@ struct AppOptions {
     QString screenshot;
     bool quit = false;
     bool fresh = false; ///< ignore saved layout, breakpoints and inputs
+    QStringList inputs; ///< --input NAME=SOURCE, applied to the first model
     QString tab; ///< the inspector's tab at a pause: "histogram", "values" or "image" (empty: as left)
     bool explicitBreakpoints() const { return !breakpoints.empty(); }
 };

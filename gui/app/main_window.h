@@ -116,6 +116,8 @@ private:
     void restoreWindowSettings();
     void saveModelSettings();
     void restoreModelSettings();
+    /// Applies --input NAME=SOURCE; false (with a message) for an unknown input or a bad source.
+    bool applyInputOptions();
     void addRecentFile(const QString& path);
     void rebuildRecentMenu();
     QString modelKey() const;

@@ -5,6 +5,7 @@
 #include "gui/graph/graph_model.h"
 #include "gui/graph/graph_panel.h"
 #include "gui/graph/graph_view.h"
+#include "gui/inputs/drawing_pad.h"
 #include "gui/inputs/input_panel.h"
 #include "gui/panels/breakpoint_model.h"
 #include "gui/panels/run_record_panel.h"
@@ -141,6 +142,9 @@ void MainWindow::onModelLoaded(ModelInfoPtr model)
     updateActions();
     updateStatus();
     Q_EMIT modelReady();
+    if (first && !m_options.inputs.isEmpty() && !applyInputOptions()
+        && (!m_options.screenshot.isEmpty() || m_options.quit))
+        m_exitStatus = kExitUsage;
     if (first && m_exitStatus == kExitUsage) {
         finishScript(kExitUsage); // a scripted start with a breakpoint on a node the model lacks
         return;
@@ -149,6 +153,58 @@ void MainWindow::onModelLoaded(ModelInfoPtr model)
         startRun(false);
     else if (first && (!m_options.screenshot.isEmpty() || m_options.quit))
         scriptCheckpoint(false);
+}
+
+bool MainWindow::applyInputOptions()
+{
+    const ModelInfoPtr model = m_controller->model();
+    for (const QString& option : m_options.inputs) {
+        const int eq = option.indexOf(QLatin1Char('='));
+        const QString name = option.left(eq);
+        QString spec = option.mid(eq + 1);
+        const auto it = std::find(model->inputNames.begin(), model->inputNames.end(), name.toStdString());
+        if (it == model->inputNames.end()) {
+            showMessage(tr("Inputs"), tr("--input %1: the model has no input '%2'").arg(option, name));
+            return false;
+        }
+        const int index = static_cast<int>(it - model->inputNames.begin());
+        InputSource src;
+        const QString lower = spec.toLower();
+        if (lower == QLatin1String("ones")) {
+            src.kind = InputSource::Kind::Ones;
+        } else if (lower == QLatin1String("zeros")) {
+            src.kind = InputSource::Kind::Zeros;
+        } else if (lower == QLatin1String("uniform")) {
+            src.kind = InputSource::Kind::Uniform;
+        } else if (lower == QLatin1String("normal")) {
+            src.kind = InputSource::Kind::Normal;
+        } else if (lower.startsWith(QLatin1String("draw:"))) {
+            QString error;
+            const QImage picture = readImageFile(spec.mid(5), &error);
+            if (picture.isNull()) {
+                showMessage(tr("Inputs"), tr("--input %1: %2").arg(option, error));
+                return false;
+            }
+            m_inputs->drawingPad()->loadImage(picture);
+            src.kind = InputSource::Kind::Drawing;
+        } else if (lower.endsWith(QLatin1String(".npy"))) {
+            src.kind = InputSource::Kind::NpyFile;
+            src.file = spec;
+        } else {
+            if (lower.endsWith(QLatin1String(":invert"))) {
+                src.invert = true;
+                spec.chop(7);
+            }
+            src.kind = InputSource::Kind::ImageFile;
+            src.file = spec;
+        }
+        m_inputs->setSource(index, src);
+        if (m_inputs->sources()[static_cast<size_t>(index)].kind != src.kind) {
+            showMessage(tr("Inputs"), tr("--input %1: input '%2' cannot take that source").arg(option, name));
+            return false;
+        }
+    }
+    return true;
 }
 
 void MainWindow::onModelLoadFailed(const QString& spec, const QString& error)

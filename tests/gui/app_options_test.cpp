@@ -36,6 +36,14 @@ TEST(AppOptions, ParsesEveryOption)
     EXPECT_TRUE(o.run);
     EXPECT_TRUE(o.quit);
     EXPECT_EQ(o.screenshot, QStringLiteral("x.png"));
+    ASSERT_TRUE(
+        parseAppOptions({ QStringLiteral("--input"), QStringLiteral("data=zeros"),
+                            QStringLiteral("--input=x=draw:a.png"), QStringLiteral("--tab"), QStringLiteral("image") },
+            &o, &error));
+    EXPECT_EQ(o.inputs, (QStringList { QStringLiteral("data=zeros"), QStringLiteral("x=draw:a.png") }));
+    EXPECT_EQ(o.tab, QStringLiteral("image"));
+    EXPECT_FALSE(parseAppOptions({ QStringLiteral("--input"), QStringLiteral("data") }, &o, &error));
+    EXPECT_FALSE(parseAppOptions({ QStringLiteral("--tab"), QStringLiteral("colours") }, &o, &error));
 }
 
 TEST(AppOptions, RejectsBadArgumentsWithAReason)
@@ -104,6 +112,10 @@ TEST(OpscopeExecutable, ExitStatusesForBadModelsAndArguments)
         QStringLiteral("--run"), QStringLiteral("--quit"), QStringLiteral("--fresh") });
     EXPECT_EQ(r.status, kExitUsage);
     EXPECT_TRUE(r.err.contains(QStringLiteral("no_such_node"))) << r.err.toStdString();
+    r = runOpscope({ QStringLiteral("sample:mlp"), QStringLiteral("--input"), QStringLiteral("nosuch=ones"),
+        QStringLiteral("--quit"), QStringLiteral("--fresh") });
+    EXPECT_EQ(r.status, kExitUsage);
+    EXPECT_TRUE(r.err.contains(QStringLiteral("nosuch"))) << r.err.toStdString();
     r = runOpscope({ QStringLiteral("--help") });
     EXPECT_EQ(r.status, kExitOk);
 }

@@ -4,6 +4,7 @@
 #include "common/test_paths.h"
 #include "gui/graph/graph_model.h"
 #include "gui/gui_test_util.h"
+#include "gui/inputs/drawing_pad.h"
 #include "gui/inputs/input_panel.h"
 #include "gui/panels/breakpoint_model.h"
 #include "gui/panels/run_record_model.h"
@@ -248,4 +249,38 @@ TEST(Window, ClosingWhilePausedStopsCleanly)
     EXPECT_TRUE(w->close());
     w.reset(); // joins the worker; a deadlock would hang here (ctest's timeout fails it)
     SUCCEED();
+}
+
+TEST(Window, InputOptionsSetTheSourcesAndADrawingRuns)
+{
+    AppOptions o;
+    o.inputs = { QStringLiteral("data=zeros") };
+    auto w = makeWindow(o);
+    ASSERT_TRUE(openAndWait(*w, QStringLiteral("sample:lenet")));
+    ASSERT_EQ(w->inputPanel()->sources().size(), 1u);
+    EXPECT_EQ(w->inputPanel()->sources()[0].kind, InputSource::Kind::Zeros);
+    const InputPanel::Built zeros = w->inputPanel()->buildInputs();
+    ASSERT_TRUE(zeros.ok()) << zeros.error.toStdString();
+    EXPECT_EQ(zeros.tensors[0].shape(), (Shape { 1, 1, 28, 28 }));
+    EXPECT_FLOAT_EQ(zeros.tensors[0].at(300), 0.0f);
+
+    // A digit drawn on the pad becomes the input: ink centred in 28×28, values in [0, 1].
+    QImage digit(280, 280, QImage::Format_Grayscale8);
+    digit.fill(0);
+    for (int y = 40; y < 240; ++y)
+        for (int x = 125; x < 155; ++x)
+            digit.setPixel(x, y, qRgb(255, 255, 255));
+    w->inputPanel()->drawingPad()->loadImage(digit);
+    InputSource pad;
+    pad.kind = InputSource::Kind::Drawing;
+    w->inputPanel()->setSource(0, pad);
+    const InputPanel::Built drawn = w->inputPanel()->buildInputs();
+    ASSERT_TRUE(drawn.ok()) << drawn.error.toStdString();
+    const Tensor& t = drawn.tensors[0];
+    EXPECT_GT(t.at(14 * 28 + 14), 0.5f); // the stroke passes through the centre
+    EXPECT_FLOAT_EQ(t.at(0), 0.0f);
+    QSignalSpy finished(w->controller(), &SessionController::runFinished);
+    ASSERT_TRUE(w->startRun());
+    ASSERT_TRUE(finished.wait(kWaitMs));
+    EXPECT_EQ(w->controller()->lastOutcome().outputs[0].shape(), (Shape { 1, 10 }));
 }
