@@ -59,4 +59,38 @@ std::vector<Tensor> invokeOp(
     return outputs;
 }
 
+std::vector<Tensor> invokeBackward(const std::string& op, const AttrMap& attrs, const std::vector<Tensor>& inputs,
+    const std::vector<Tensor>& outputs, const std::vector<Tensor>& outGrads, std::vector<bool> wanted, RunContext* ctx)
+{
+    const OpDef& def = OpRegistry::instance().get(op);
+    if (!def.backward) throw UsageError("operator " + def.name + " has no gradient");
+    ParamsPtr params = def.parse(attrs);
+    if (wanted.empty()) wanted.assign(inputs.size(), true);
+    if (wanted.size() != inputs.size() || outputs.size() != static_cast<size_t>(def.numOutputs(*params)))
+        throw UsageError("operator " + def.name + ": backward needs one flag per input and every forward output");
+    std::vector<const Tensor*> in, out, og;
+    for (const Tensor& t : inputs)
+        in.push_back(&t);
+    for (const Tensor& t : outputs)
+        out.push_back(&t);
+    for (size_t i = 0; i < outputs.size(); ++i) {
+        const bool given = i < outGrads.size() && outGrads[i].defined();
+        if (given && outGrads[i].shape() != outputs[i].shape())
+            shapeMismatch("operator " + def.name + ": gradient of output " + std::to_string(i), outputs[i].shape(),
+                outGrads[i].shape());
+        og.push_back(given ? &outGrads[i] : nullptr);
+    }
+    std::vector<Tensor> grads(inputs.size());
+    std::vector<Tensor*> ig;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        if (wanted[i]) grads[i] = Tensor(inputs[i].shape());
+        ig.push_back(wanted[i] ? &grads[i] : nullptr);
+    }
+    RunContext local;
+    local.rng = &globalGenerator();
+    local.training = true;
+    def.backward(BackwardArgs { *params, in, out, og, ig, ctx ? *ctx : local });
+    return grads;
+}
+
 } // namespace opscope

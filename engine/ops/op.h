@@ -45,6 +45,23 @@ public:
 using KernelFactory = std::function<std::unique_ptr<Kernel>(
     const OpParams& params, std::span<const Shape> in, std::span<const Shape> out)>;
 
+/// What an operator's gradient receives (MXNet's FGradient, run as the `_backward_<Op>` node).
+/// `in` and `out` are the forward pass's inputs and outputs (every output, hidden ones included:
+/// BatchNorm's saved mean and variance, Dropout's mask). `outGrad` has one entry per output; a null
+/// entry means that output's gradient is zero (hidden outputs always are). `inGrad` has one entry
+/// per input, allocated by the caller with the input's shape; a null entry means that gradient is
+/// not wanted (grad_req null, an auxiliary state, an integer index). The gradient writes every
+/// non-null `inGrad` entirely (it never adds to what is there).
+struct BackwardArgs {
+    const OpParams& params;
+    std::span<const Tensor* const> in;
+    std::span<const Tensor* const> out;
+    std::span<const Tensor* const> outGrad;
+    std::span<Tensor* const> inGrad;
+    RunContext& ctx;
+};
+using BackwardFn = std::function<void(const BackwardArgs&)>;
+
 /// One operator under its MXNet name: everything the graph, the executor and eager calls need.
 /// Shape inference receives the known input shapes (a shape with ndim 0 or a 0 dimension is
 /// unknown) and must fill every output shape; it may also complete unknown input shapes that the
@@ -71,6 +88,8 @@ struct OpDef {
     /// Whether the oneDNN kernel pays for these shapes (its call cost dominates tiny ops). Asked
     /// only for KernelKind::Auto; null: always. KernelKind::Dnnl forces oneDNN where it applies.
     std::function<bool(const OpParams&, std::span<const Shape> in, std::span<const Shape> out)> dnnlPays;
+    /// The gradient (a reference implementation); null for an operator without one.
+    BackwardFn backward;
 
     /// Slot names with MXNet's fallbacks applied: `input<i>` and `<i>`.
     std::vector<std::string> inputSlotNames(const OpParams& p) const;

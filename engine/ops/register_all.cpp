@@ -23,6 +23,7 @@ void registerAllOps(OpRegistry& r)
     registerUnaryActivation(r);
     registerReduce(r);
     registerDot(r);
+    registerBackwardOps(r); // last: wraps the gradients of everything above
 }
 
 } // namespace opscope

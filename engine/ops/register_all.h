@@ -25,6 +25,9 @@ void registerUnaryActivation(OpRegistry& r); // relu, sigmoid, tanh, softsign
 void registerReduce(OpRegistry& r); // sum, mean, max
 void registerDot(OpRegistry& r); // dot, batch_dot
 
+/// `_backward_<Op>` for every operator registered so far that has a gradient (backward_ops.cpp).
+void registerBackwardOps(OpRegistry& r);
+
 /// Calls every family above; used once by OpRegistry::instance().
 void registerAllOps(OpRegistry& r);
 

@@ -30,6 +30,14 @@ const OpDef& OpRegistry::get(std::string_view name) const
     throw GraphError("unknown operator '" + std::string(name) + "'");
 }
 
+std::vector<const OpDef*> OpRegistry::defs() const
+{
+    std::vector<const OpDef*> out;
+    for (const auto& op : m_ops)
+        out.push_back(op.get());
+    return out;
+}
+
 std::vector<std::string> OpRegistry::names() const
 {
     std::vector<std::string> out;

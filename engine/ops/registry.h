@@ -19,6 +19,8 @@ public:
     /// Throws GraphError "unknown operator 'X'" when unknown.
     const OpDef& get(std::string_view name) const;
     std::vector<std::string> names() const;
+    /// Every operator (not its aliases), in registration order.
+    std::vector<const OpDef*> defs() const;
 
     void add(OpDef def, std::vector<std::string> aliases = {});
 

@@ -146,6 +146,27 @@ bool dnnlPays(const OpParams& op, std::span<const Shape> in, std::span<const Sha
         >= dnnlutil::kMinFlops;
 }
 
+// y = x·Wᵀ + b:  dx = dy·W,  dW = dyᵀ·x,  db = Σ_rows dy.
+void backwardFullyConnected(const BackwardArgs& a)
+{
+    const auto& p = paramsAs<FullyConnectedParams>(a.params);
+    const MatrixDims m = matrixDims(p, a.in[0]->shape());
+    const auto rows = static_cast<Eigen::Index>(m.rows), units = static_cast<Eigen::Index>(m.inUnits);
+    const auto hidden = static_cast<Eigen::Index>(p.numHidden);
+    if (!a.outGrad[0]) {
+        for (Tensor* g : a.inGrad)
+            if (g) g->fill(0);
+        return;
+    }
+    const Eigen::Map<const RowMajorMatrix> x(a.in[0]->data(), rows, units);
+    const Eigen::Map<const RowMajorMatrix> w(a.in[1]->data(), hidden, units);
+    const Eigen::Map<const RowMajorMatrix> dy(a.outGrad[0]->data(), rows, hidden);
+    if (a.inGrad[0]) Eigen::Map<RowMajorMatrix>(a.inGrad[0]->data(), rows, units).noalias() = dy * w;
+    if (a.inGrad[1]) Eigen::Map<RowMajorMatrix>(a.inGrad[1]->data(), hidden, units).noalias() = dy.transpose() * x;
+    if (!p.noBias && a.inGrad.size() > 2 && a.inGrad[2])
+        Eigen::Map<Eigen::VectorXf>(a.inGrad[2]->data(), hidden) = dy.colwise().sum().transpose();
+}
+
 } // namespace
 
 void registerFullyConnected(OpRegistry& r)
@@ -164,6 +185,7 @@ void registerFullyConnected(OpRegistry& r)
     def.reference = makeReference;
     def.dnnl = makeDnnl;
     def.dnnlPays = dnnlPays;
+    def.backward = backwardFullyConnected;
     r.add(std::move(def), { "_sparse_FullyConnected", "_npx_fully_connected" });
 }
 

@@ -1,0 +1,31 @@
+#pragma once
+
+#include "graph/graph.h"
+
+#include <string>
+#include <vector>
+
+namespace opscope {
+
+/// A forward graph followed by its backward pass, as one graph the executor runs (MXNet's gradient
+/// graph). Every op node on a path from a variable in `wrt` to a head gets a `_backward_<Op>` node
+/// named `<node>_backward` in the same block; gradients of an entry used more than once are summed
+/// with `elemwise_add` nodes named `<node>_<slot>_grad_sum<k>`.
+///
+/// Variables: the forward graph's, then one head gradient per forward head, named
+/// `<head tensor>_head_grad` (the caller binds ones for a scalar loss, or any gradient it likes).
+/// Heads: the forward heads, then the gradient of each variable of `wrt` in that order (a variable no
+/// head depends on gets a zero gradient, `<variable>_zero_grad`).
+struct GradientGraph {
+    Graph graph;
+    size_t numForwardHeads = 0;
+    std::vector<std::string> headGradNames; ///< the head-gradient variables, by forward head
+    std::vector<std::string> wrt;
+};
+
+/// Builds the gradient graph of `forward` (finalized) for the variables named in `wrt`. Throws
+/// GraphError naming the node and its operator when a node on the way has no gradient, or a name of
+/// `wrt` that is not a variable of the graph.
+GradientGraph buildGradientGraph(const Graph& forward, const std::vector<std::string>& wrt);
+
+} // namespace opscope

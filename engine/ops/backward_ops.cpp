@@ -1,0 +1,138 @@
+// `_backward_<Op>`: every operator with a gradient also exists as a graph operator that runs that
+// gradient, so a backward pass is an ordinary graph the executor runs (with its observers: hooks,
+// breakpoints and the run record see backward nodes as they see forward ones).
+//
+// Inputs: the gradients of the forward outputs named in `__ograds__` (e.g. "1,0,0": only output 0),
+// then every forward input, then every forward output. Outputs: one gradient per forward input; those
+// not named in `__igrads__` are zero-filled and not computed. The forward's attributes are passed
+// through unchanged.
+
+#include "core/error.h"
+#include "ops/register_all.h"
+#include "ops/registry.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace opscope {
+
+namespace {
+
+struct BackwardParams : OpParams {
+    const OpDef* forward = nullptr;
+    ParamsPtr forwardParams;
+    int numIn = 0;
+    int numOut = 0;
+    std::vector<bool> ograds; // per forward output: its gradient is an input
+    std::vector<bool> igrads; // per forward input: its gradient is computed
+    int numOgrads() const { return static_cast<int>(std::count(ograds.begin(), ograds.end(), true)); }
+};
+
+std::vector<bool> parseMask(const AttrMap& attrs, const char* key, int n, const std::string& op)
+{
+    std::vector<bool> mask(static_cast<size_t>(n), true);
+    auto it = attrs.find(key);
+    if (it == attrs.end()) return mask;
+    std::stringstream in(it->second);
+    std::string item;
+    size_t i = 0;
+    while (std::getline(in, item, ',')) {
+        if (i >= mask.size() || (item != "0" && item != "1"))
+            throw AttributeError("operator _backward_" + op + ": attribute '" + key + "' = '" + it->second
+                + "' must list " + std::to_string(n) + " flags 0 or 1");
+        mask[i++] = item == "1";
+    }
+    if (i != mask.size())
+        throw AttributeError("operator _backward_" + op + ": attribute '" + key + "' = '" + it->second + "' must list "
+            + std::to_string(n) + " flags 0 or 1");
+    return mask;
+}
+
+class BackwardKernel final : public Kernel {
+public:
+    explicit BackwardKernel(const BackwardParams& p)
+        : m_p(p)
+    {
+    }
+
+    void run(std::span<const Tensor* const> in, std::span<Tensor* const> out, RunContext& ctx) override
+    {
+        const size_t nOg = static_cast<size_t>(m_p.numOgrads());
+        std::vector<const Tensor*> ograds(static_cast<size_t>(m_p.numOut), nullptr);
+        for (size_t k = 0, j = 0; k < ograds.size(); ++k)
+            if (m_p.ograds[k]) ograds[k] = in[j++];
+        const auto fin = in.subspan(nOg, static_cast<size_t>(m_p.numIn));
+        const auto fout = in.subspan(nOg + static_cast<size_t>(m_p.numIn), static_cast<size_t>(m_p.numOut));
+        std::vector<Tensor*> igrads(out.begin(), out.end());
+        for (size_t i = 0; i < igrads.size(); ++i)
+            if (!m_p.igrads[i]) {
+                igrads[i]->fill(0);
+                igrads[i] = nullptr;
+            }
+        m_p.forward->backward(BackwardArgs { *m_p.forwardParams, fin, fout, ograds, igrads, ctx });
+    }
+
+private:
+    const BackwardParams& m_p;
+};
+
+OpDef backwardDef(const OpDef& fwd)
+{
+    OpDef def;
+    def.name = "_backward_" + fwd.name;
+    const OpDef* f = &fwd;
+    def.parse = [f](const AttrMap& attrs) -> ParamsPtr {
+        auto p = std::make_shared<BackwardParams>();
+        p->forward = f;
+        p->forwardParams = f->parse(attrs);
+        p->numIn = f->numInputs(*p->forwardParams);
+        p->numOut = f->numOutputs(*p->forwardParams);
+        p->ograds = parseMask(attrs, "__ograds__", p->numOut, f->name);
+        p->igrads = parseMask(attrs, "__igrads__", p->numIn, f->name);
+        return p;
+    };
+    def.numInputs = [](const OpParams& op) {
+        const auto& p = paramsAs<BackwardParams>(op);
+        return p.numOgrads() + p.numIn + p.numOut;
+    };
+    def.numOutputs = [](const OpParams& op) { return paramsAs<BackwardParams>(op).numIn; };
+    def.inputNames = [](const OpParams& op) {
+        const auto& p = paramsAs<BackwardParams>(op);
+        const auto ins = p.forward->inputSlotNames(*p.forwardParams);
+        const auto outs = p.forward->outputSlotNames(*p.forwardParams);
+        std::vector<std::string> names;
+        for (int k = 0; k < p.numOut; ++k)
+            if (p.ograds[static_cast<size_t>(k)]) names.push_back(outs[static_cast<size_t>(k)] + "_grad");
+        names.insert(names.end(), ins.begin(), ins.end());
+        for (const std::string& o : outs)
+            names.push_back("out_" + o);
+        return names;
+    };
+    def.outputNames = [](const OpParams& op) {
+        const auto& p = paramsAs<BackwardParams>(op);
+        std::vector<std::string> names;
+        for (const std::string& i : p.forward->inputSlotNames(*p.forwardParams))
+            names.push_back(i + "_grad");
+        return names;
+    };
+    def.inferShape = [](const OpParams& op, std::vector<Shape>& in, std::vector<Shape>& out) {
+        const auto& p = paramsAs<BackwardParams>(op);
+        const size_t nOg = static_cast<size_t>(p.numOgrads());
+        for (int i = 0; i < p.numIn; ++i)
+            out[static_cast<size_t>(i)] = in[nOg + static_cast<size_t>(i)];
+    };
+    def.reference = [](const OpParams& op, std::span<const Shape>, std::span<const Shape>) -> std::unique_ptr<Kernel> {
+        return std::make_unique<BackwardKernel>(paramsAs<BackwardParams>(op));
+    };
+    return def;
+}
+
+} // namespace
+
+void registerBackwardOps(OpRegistry& r)
+{
+    for (const OpDef* fwd : r.defs())
+        if (fwd->backward && !r.find("_backward_" + fwd->name)) r.add(backwardDef(*fwd));
+}
+
+} // namespace opscope
