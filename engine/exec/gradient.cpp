@@ -20,28 +20,65 @@ std::string mask(const std::vector<bool>& m)
 }
 } // namespace
 
-GradientGraph buildGradientGraph(const Graph& forward, const std::vector<std::string>& wrt)
+namespace {
+// Copies the variables (and, with `ops`, the op nodes) of `from` into `g`; ids by `from`'s ids.
+std::vector<uint32_t> copyNodes(Graph& g, const Graph& from, bool ops)
 {
-    if (!forward.finalized()) throw GraphError("gradient: the forward graph is not finalized");
-    GradientGraph out;
-    out.wrt = wrt;
-    out.numForwardHeads = forward.heads().size();
-    Graph& g = out.graph;
-    const auto& nodes = forward.nodes();
-
-    // The forward nodes, same order, same names.
-    std::vector<uint32_t> id(nodes.size());
+    const auto& nodes = from.nodes();
+    std::vector<uint32_t> id(nodes.size(), 0);
     for (uint32_t n = 0; n < nodes.size(); ++n) {
         const Node& node = nodes[n];
         if (node.isVariable()) {
             id[n] = g.addVariable(node.name, node.attrs);
             continue;
         }
+        if (!ops) continue;
         std::vector<NodeEntry> inputs;
         for (const NodeEntry& e : node.inputs)
             inputs.push_back({ id[e.node], e.index, 0 });
         id[n] = g.addOp(node.op, node.name, node.attrs, inputs, node.blockPath);
     }
+    return id;
+}
+} // namespace
+
+Graph withExtraHeads(const Graph& graph, const std::vector<NodeEntry>& extra)
+{
+    Graph g;
+    const std::vector<uint32_t> id = copyNodes(g, graph, true);
+    std::vector<NodeEntry> heads;
+    for (const NodeEntry& h : graph.heads())
+        heads.push_back({ id[h.node], h.index, 0 });
+    for (const NodeEntry& h : extra)
+        heads.push_back({ id[h.node], h.index, 0 });
+    g.setHeads(heads);
+    g.finalize();
+    return g;
+}
+
+GradientGraph buildGradientGraph(const Graph& forward, const std::vector<std::string>& wrt, bool savedForward)
+{
+    if (!forward.finalized()) throw GraphError("gradient: the forward graph is not finalized");
+    GradientGraph out;
+    out.wrt = wrt;
+    out.numForwardHeads = savedForward ? 0 : forward.heads().size();
+    Graph& g = out.graph;
+    const auto& nodes = forward.nodes();
+
+    // The forward nodes, same order, same names (or, with savedForward, only the variables).
+    const std::vector<uint32_t> id = copyNodes(g, forward, !savedForward);
+    std::map<std::pair<uint32_t, uint32_t>, uint32_t> savedVar;
+    auto fwd = [&](uint32_t node, uint32_t index) -> NodeEntry {
+        if (!savedForward || nodes[node].isVariable()) return { id[node], index, 0 };
+        auto [it, added] = savedVar.try_emplace({ node, index }, 0);
+        if (added) {
+            const NodeEntry e { node, index, 0 };
+            out.saved.push_back(e);
+            out.savedNames.push_back(forward.outputName(e));
+            it->second = g.addVariable(out.savedNames.back());
+        }
+        return { it->second, 0, 0 };
+    };
 
     // Which nodes carry a gradient: a variable of wrt, or an op with such an input.
     std::unordered_set<std::string> wanted(wrt.begin(), wrt.end());
@@ -95,22 +132,23 @@ GradientGraph buildGradientGraph(const Graph& forward, const std::vector<std::st
         for (const NodeEntry& e : node.inputs)
             igrads.push_back(needs[e.node] && !forward.isAuxiliary(e.node));
         for (const NodeEntry& e : node.inputs)
-            inputs.push_back({ id[e.node], e.index, 0 });
+            inputs.push_back(fwd(e.node, e.index));
         for (uint32_t k = 0; k < static_cast<uint32_t>(node.numOutputs); ++k)
-            inputs.push_back({ id[n], k, 0 });
+            inputs.push_back(fwd(n, k));
         AttrMap attrs = node.attrs;
         attrs["__ograds__"] = mask(ograds);
         attrs["__igrads__"] = mask(igrads);
         const uint32_t b
             = g.addOp("_backward_" + node.def->name, node.name + "_backward", attrs, inputs, node.blockPath);
-        for (size_t i = 0; i < node.inputs.size(); ++i)
+        for (size_t i = 0, j = 0; i < node.inputs.size(); ++i)
             if (igrads[i])
-                grads[{ node.inputs[i].node, node.inputs[i].index }].push_back({ b, static_cast<uint32_t>(i), 0 });
+                grads[{ node.inputs[i].node, node.inputs[i].index }].push_back({ b, static_cast<uint32_t>(j++), 0 });
     }
 
     std::vector<NodeEntry> heads;
-    for (const NodeEntry& h : forward.heads())
-        heads.push_back({ id[h.node], h.index, 0 });
+    if (!savedForward)
+        for (const NodeEntry& h : forward.heads())
+            heads.push_back({ id[h.node], h.index, 0 });
     for (const std::string& w : wrt) {
         const uint32_t v = *forward.findNode(w);
         if (auto e = summed(v, 0, w))

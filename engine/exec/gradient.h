@@ -21,11 +21,23 @@ struct GradientGraph {
     size_t numForwardHeads = 0;
     std::vector<std::string> headGradNames; ///< the head-gradient variables, by forward head
     std::vector<std::string> wrt;
+    /// With `savedForward`: the forward entries the backward nodes read, and the variables that stand
+    /// for them (named as the op hook names the tensor, `<node>_<slot>`).
+    std::vector<NodeEntry> saved;
+    std::vector<std::string> savedNames;
 };
 
 /// Builds the gradient graph of `forward` (finalized) for the variables named in `wrt`. Throws
 /// GraphError naming the node and its operator when a node on the way has no gradient, or a name of
 /// `wrt` that is not a variable of the graph.
-GradientGraph buildGradientGraph(const Graph& forward, const std::vector<std::string>& wrt);
+///
+/// With `savedForward` the result is the backward pass alone: forward op nodes are left out and each
+/// forward output a backward node reads becomes a variable (listed in `saved`/`savedNames`), bound to
+/// the values a forward run kept (see withExtraHeads); its heads are the gradients only.
+GradientGraph buildGradientGraph(const Graph& forward, const std::vector<std::string>& wrt, bool savedForward = false);
+
+/// The same graph with more heads after its own (e.g. the entries a backward pass reads, so that a
+/// forward run keeps them).
+Graph withExtraHeads(const Graph& graph, const std::vector<NodeEntry>& extra);
 
 } // namespace opscope

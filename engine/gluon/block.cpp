@@ -1,7 +1,10 @@
 #include "gluon/block.h"
 
 #include "core/error.h"
+#include "exec/gradient.h"
+#include "gluon/autograd.h"
 #include "gluon/name_manager.h"
+#include "gluon/tape.h"
 #include "gluon/tracer.h"
 #include "tensor/random.h"
 
@@ -11,7 +14,7 @@
 namespace opscope::gluon {
 
 namespace {
-    thread_local Block* t_currentBlock = nullptr;
+thread_local Block* t_currentBlock = nullptr;
 }
 
 void resetNaming()
@@ -65,8 +68,7 @@ ParameterDict Block::collect_params(const std::string& select) const
             throw UsageError("collect_params: invalid regular expression '" + select + "': " + e.what());
         }
         for (const ParamPtr& p : m_params.values())
-            if (std::regex_search(p->name(), pattern, std::regex_constants::match_continuous))
-                out.add(p);
+            if (std::regex_search(p->name(), pattern, std::regex_constants::match_continuous)) out.add(p);
     }
     for (const BlockPtr& c : m_children)
         out.update(c->collect_params(select));
@@ -93,14 +95,12 @@ void HybridBlock::onParamsChanged()
 
 void Block::register_child(BlockPtr child, const std::string&)
 {
-    if (!child)
-        throw UsageError("block '" + m_name + "': cannot register a null child");
+    if (!child) throw UsageError("block '" + m_name + "': cannot register a null child");
     if (isHybrid() && !child->isHybrid())
         throw UsageError("children of HybridBlock '" + m_name + "' must also be HybridBlocks, but '" + child->name()
             + "' is not (use HybridSequential instead of Sequential)");
     m_children.push_back(std::move(child));
-    if (auto* hb = dynamic_cast<HybridBlock*>(this))
-        hb->clearCache();
+    if (auto* hb = dynamic_cast<HybridBlock*>(this)) hb->clearCache();
 }
 
 std::vector<Tensor> Block::call(const std::vector<Tensor>& inputs)
@@ -121,8 +121,8 @@ HookHandle Block::register_op_hook(OpHookCallback callback, bool monitor_all)
     return handle;
 }
 
-void Block::hybridize(bool active, bool static_alloc, bool static_shape, int inline_limit, int forward_bulk_size,
-    int backward_bulk_size)
+void Block::hybridize(
+    bool active, bool static_alloc, bool static_shape, int inline_limit, int forward_bulk_size, int backward_bulk_size)
 {
     ExecFlags f;
     f.static_alloc = static_alloc;
@@ -173,18 +173,15 @@ void HybridBlock::clearCache()
 
 HookHandle HybridBlock::register_op_hook(OpHookCallback callback, bool monitor_all)
 {
-    if (!callback)
-        throw UsageError("register_op_hook: the callback is empty");
+    if (!callback) throw UsageError("register_op_hook: the callback is empty");
     const uint64_t id = m_hooks->add(std::move(callback), monitor_all);
     return HookHandleBuilder::make(m_hooks, id);
 }
 
 std::vector<Value> HybridBlock::forward(const std::vector<Value>& inputs)
 {
-    if (inputs.empty())
-        throw UsageError("block '" + name() + "': forward needs at least one input");
-    if (inputs[0].isSymbol())
-        return traceInto(inputs);
+    if (inputs.empty()) throw UsageError("block '" + name() + "': forward needs at least one input");
+    if (inputs[0].isSymbol()) return traceInto(inputs);
     ActiveHooks::Scope hooks(m_hooks.get());
     return m_active || m_fixedGraph ? callCached(inputs) : callEager(inputs);
 }
@@ -200,10 +197,8 @@ void HybridBlock::setFixedGraph(
     for (size_t v = 0; v < graph->variables().size(); ++v) {
         const std::string& vname = graph->node(graph->variables()[v]).name;
         for (size_t i = 0; i < inputNames.size(); ++i)
-            if (inputNames[i] == vname)
-                bindInput[v] = static_cast<int>(i);
-        if (bindInput[v] >= 0)
-            continue;
+            if (inputNames[i] == vname) bindInput[v] = static_cast<int>(i);
+        if (bindInput[v] >= 0) continue;
         if (!params.contains(vname)) {
             missing += (missing.empty() ? "" : ", ") + vname;
             continue;
@@ -211,8 +206,7 @@ void HybridBlock::setFixedGraph(
         bindParam[v] = params.at(vname);
         this->params().add(bindParam[v]);
     }
-    if (!missing.empty())
-        throw UsageError("block '" + name() + "': missing parameters: " + missing);
+    if (!missing.empty()) throw UsageError("block '" + name() + "': missing parameters: " + missing);
     for (const std::string& in : inputNames)
         if (!graph->findNode(in) || !graph->node(*graph->findNode(in)).isVariable())
             throw UsageError("block '" + name() + "': input '" + in + "' is not a variable of the graph");
@@ -284,8 +278,7 @@ std::shared_ptr<const Graph> HybridBlock::trace(const std::vector<Shape>& inputS
 
 void HybridBlock::infer_shape(const std::vector<Shape>& inputShapes)
 {
-    if (!m_graph || m_bindInput.size() != m_graph->variables().size())
-        buildGraph(inputShapes.size());
+    if (!m_graph || m_bindInput.size() != m_graph->variables().size()) buildGraph(inputShapes.size());
     std::vector<Shape> varShapes(m_graph->variables().size());
     for (size_t v = 0; v < varShapes.size(); ++v) {
         if (m_bindInput[v] >= 0) {
@@ -300,14 +293,12 @@ void HybridBlock::infer_shape(const std::vector<Shape>& inputShapes)
     }
     const auto shapes = m_graph->inferShapes(varShapes);
     for (size_t v = 0; v < varShapes.size(); ++v)
-        if (m_bindParam[v])
-            m_bindParam[v]->setShape(shapes[m_graph->entryId(m_graph->variables()[v], 0)]);
+        if (m_bindParam[v]) m_bindParam[v]->setShape(shapes[m_graph->entryId(m_graph->variables()[v], 0)]);
 }
 
 void HybridBlock::finishDeferredInit(const std::vector<Value>& inputs)
 {
-    if (m_paramsReady)
-        return;
+    if (m_paramsReady) return;
     const ParameterDict all = collect_params();
     bool deferred = false;
     for (const ParamPtr& p : all.values())
@@ -328,8 +319,8 @@ void HybridBlock::finishDeferredInit(const std::vector<Value>& inputs)
         buildGraph(inputs.size());
         infer_shape(shapes);
     } catch (const Error& e) {
-        throw ShapeError("block '" + name() + "': deferred initialization failed because a shape cannot be inferred: "
-            + e.what());
+        throw ShapeError(
+            "block '" + name() + "': deferred initialization failed because a shape cannot be inferred: " + e.what());
     }
     if (hadGraph) {
         m_graph = savedGraph;
@@ -341,8 +332,7 @@ void HybridBlock::finishDeferredInit(const std::vector<Value>& inputs)
         m_bindParam.clear();
     }
     for (const ParamPtr& p : all.values())
-        if (p->deferred())
-            p->finishDeferredInit();
+        if (p->deferred()) p->finishDeferredInit();
     m_paramsReady = true;
 }
 
@@ -356,8 +346,7 @@ std::vector<Value> HybridBlock::callEager(const std::vector<Value>& inputs)
 std::vector<Value> HybridBlock::callCached(const std::vector<Value>& inputs)
 {
     finishDeferredInit(inputs);
-    if (!m_graph)
-        buildGraph(inputs.size());
+    if (!m_graph) buildGraph(inputs.size());
     const Graph& g = *m_graph;
     if (m_fixedGraph && m_bindInput.size() == g.variables().size()) {
         size_t needed = 0;
@@ -371,8 +360,7 @@ std::vector<Value> HybridBlock::callCached(const std::vector<Value>& inputs)
         m_exec = std::make_unique<Executor>(m_graph, m_flags);
         m_exec->attach(&m_hookObserver);
     }
-    if (m_hookObserver.setHooks(ActiveHooks::collect()))
-        m_exec->refreshWants();
+    if (m_hookObserver.setHooks(ActiveHooks::collect())) m_exec->refreshWants();
     const size_t nvars = g.variables().size();
     m_args.resize(nvars);
     for (size_t v = 0; v < nvars; ++v) {
@@ -385,14 +373,87 @@ std::vector<Value> HybridBlock::callCached(const std::vector<Value>& inputs)
             m_args[v] = m_bindParam[v]->data();
         }
     }
+    if (autograd::is_recording()) {
+        std::vector<Tensor> args = std::move(m_args);
+        m_args.clear();
+        return callRecorded(args);
+    }
     RunContext ctx;
     ctx.rng = &globalGenerator();
+    ctx.training = autograd::is_training();
     RunResult r = m_exec->run(m_args, ctx);
     for (Tensor& t : m_args)
         t = Tensor();
     std::vector<Value> out;
     for (const Tensor& t : r.outputs)
         out.emplace_back(t);
+    return out;
+}
+
+struct HybridBlock::TrainingProgram {
+    std::shared_ptr<const Graph> forward; // the graph with the saved entries as extra heads
+    std::unique_ptr<Executor> exec;
+    HookObserver hooks;
+    std::shared_ptr<autograd::detail::BackwardProgram> backward;
+};
+
+std::vector<Value> HybridBlock::callRecorded(const std::vector<Tensor>& args)
+{
+    const Graph& g = *m_graph;
+    auto& tape = autograd::detail::Tape::current();
+    // The gradients wanted: parameters that take one, and inputs computed from variables.
+    std::vector<std::string> wrt;
+    std::vector<Tensor> wrtTensors;
+    std::string key;
+    for (size_t v = 0; v < g.variables().size(); ++v) {
+        const std::string& name = g.node(g.variables()[v]).name;
+        bool wanted = false;
+        if (m_bindInput[v] >= 0) {
+            wanted = tape.requiresGrad(args[v]);
+        } else {
+            tape.noteParameter(m_bindParam[v]);
+            wanted = m_bindParam[v]->grad_req() != "null" && !g.isAuxiliary(g.variables()[v]);
+        }
+        key += wanted ? '1' : '0';
+        if (!wanted) continue;
+        wrt.push_back(name);
+        wrtTensors.push_back(args[v]);
+    }
+    std::shared_ptr<TrainingProgram>& program = m_training[key];
+    if (!program) {
+        program = std::make_shared<TrainingProgram>();
+        program->backward = std::make_shared<autograd::detail::BackwardProgram>();
+        auto& b = *program->backward;
+        b.gradient = buildGradientGraph(g, wrt, true);
+        b.graph = std::make_shared<Graph>(b.gradient.graph);
+        b.exec = std::make_unique<Executor>(b.graph);
+        b.exec->attach(&b.hooks);
+        program->forward = std::make_shared<Graph>(withExtraHeads(g, b.gradient.saved));
+        program->exec = std::make_unique<Executor>(program->forward);
+        program->exec->attach(&program->hooks);
+    }
+    const std::vector<OpHook> hooks = ActiveHooks::collect();
+    if (program->hooks.setHooks(hooks)) program->exec->refreshWants();
+    if (program->backward->hooks.setHooks(hooks)) program->backward->exec->refreshWants();
+
+    RunContext ctx;
+    ctx.rng = &globalGenerator();
+    ctx.training = autograd::is_training();
+    // Same variables, same order: the graph with extra heads copies the variables first.
+    const RunResult r = program->exec->run(args, ctx);
+    const size_t heads = g.heads().size();
+    autograd::detail::TapeEntry entry;
+    entry.program = program->backward;
+    entry.training = ctx.training;
+    for (size_t v = 0; v < g.variables().size(); ++v)
+        entry.bindings[g.node(g.variables()[v]).name] = args[v];
+    const auto& saved = program->backward->gradient.savedNames;
+    for (size_t i = 0; i < saved.size(); ++i)
+        entry.bindings[saved[i]] = r.outputs[heads + i];
+    entry.out.assign(r.outputs.begin(), r.outputs.begin() + static_cast<std::ptrdiff_t>(heads));
+    entry.wrtTensors = std::move(wrtTensors);
+    std::vector<Value> out(entry.out.begin(), entry.out.end());
+    if (!wrt.empty()) tape.recordProgram(std::move(entry));
     return out;
 }
 

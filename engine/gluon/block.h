@@ -136,13 +136,16 @@ protected:
     /// Gives the block a graph of its own instead of tracing one (SymbolBlock): variables named in
     /// `inputNames` are the inputs, in that order; every other variable must be in `params`
     /// (UsageError naming the missing ones). The block is then always run as a cached graph.
-    void setFixedGraph(std::shared_ptr<Graph> graph, const std::vector<std::string>& inputNames,
-        const ParameterDict& params);
+    void setFixedGraph(
+        std::shared_ptr<Graph> graph, const std::vector<std::string>& inputNames, const ParameterDict& params);
 
 private:
     void buildGraph(size_t numInputs);
     void finishDeferredInit(const std::vector<Value>& inputs);
     std::vector<Value> callCached(const std::vector<Value>& inputs);
+    /// callCached under autograd::record: the forward keeps what the backward pass reads, and the
+    /// call is recorded with this block's backward program (one per set of wanted gradients).
+    std::vector<Value> callRecorded(const std::vector<Tensor>& args);
     std::vector<Value> callEager(const std::vector<Value>& inputs);
 
     bool m_active = false;
@@ -155,6 +158,8 @@ private:
     std::vector<int> m_bindInput;
     std::vector<ParamPtr> m_bindParam;
     std::vector<Tensor> m_args;
+    struct TrainingProgram;
+    std::map<std::string, std::shared_ptr<TrainingProgram>> m_training; // by wanted gradients
     bool m_paramsReady = false; // no deferred parameter left below this block
     bool m_fixedGraph = false; // graph given by setFixedGraph, never retraced
 };

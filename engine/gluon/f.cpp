@@ -1,8 +1,10 @@
 #include "gluon/f.h"
 
 #include "core/error.h"
+#include "gluon/autograd.h"
 #include "gluon/name_manager.h"
 #include "gluon/op_hook.h"
+#include "gluon/tape.h"
 #include "gluon/tracer.h"
 #include "ops/registry.h"
 #include "tensor/random.h"
@@ -21,87 +23,94 @@ std::string floatAttr(double v)
 }
 
 namespace {
-    std::string lower(std::string s)
-    {
-        std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-        return s;
-    }
-
-    std::vector<Value> runEager(const OpDef& def, const std::string& name, const AttrMap& attrs,
-        const std::vector<Value>& inputs)
-    {
-        ParamsPtr params;
-        try {
-            params = def.parse(attrs);
-        } catch (const Error& e) {
-            throw AttributeError("node '" + name + "' (" + def.name + "): " + e.what());
-        }
-        std::vector<Shape> inShapes;
-        std::vector<const Tensor*> in;
-        for (const Value& v : inputs) {
-            in.push_back(&v.tensor());
-            inShapes.push_back(v.tensor().shape());
-        }
-        const int nin = def.numInputs(*params);
-        if (static_cast<int>(inputs.size()) != nin)
-            throw UsageError("node '" + name + "' (" + def.name + "): expected " + std::to_string(nin)
-                + " inputs, got " + std::to_string(inputs.size()));
-        const std::vector<Shape> given = inShapes;
-        std::vector<Shape> outShapes(static_cast<size_t>(def.numOutputs(*params)));
-        try {
-            def.inferShape(*params, inShapes, outShapes);
-        } catch (const Error& e) {
-            throw ShapeError("node '" + name + "' (" + def.name + "): " + e.what());
-        }
-        const auto inSlots = def.inputSlotNames(*params);
-        for (size_t k = 0; k < given.size(); ++k)
-            if (given[k] != inShapes[k])
-                throw ShapeError("node '" + name + "' (" + def.name + "): input '" + inSlots[k] + "': expected "
-                    + inShapes[k].str() + ", got " + given[k].str());
-        std::vector<Tensor> outputs;
-        std::vector<Tensor*> out;
-        outputs.reserve(outShapes.size());
-        for (const Shape& s : outShapes)
-            outputs.emplace_back(s);
-        for (Tensor& t : outputs)
-            out.push_back(&t);
-        auto kernel = def.makeKernel(*params, inShapes, outShapes, KernelKind::Auto);
-
-        const std::vector<OpHook> hooks = ActiveHooks::any() ? ActiveHooks::collect() : std::vector<OpHook> {};
-        if (!hooks.empty()) {
-            std::vector<TensorView> views;
-            for (const Tensor* t : in)
-                views.push_back(t->view());
-            reportEagerInputs(hooks, name, def.name, inSlots, views);
-        }
-        RunContext ctx;
-        ctx.rng = &globalGenerator();
-        try {
-            kernel->run(in, out, ctx);
-        } catch (const Error& e) {
-            throw Error("node '" + name + "' (" + def.name + "): " + e.what());
-        }
-        if (!hooks.empty()) {
-            std::vector<TensorView> views;
-            for (const Tensor& t : outputs)
-                views.push_back(t.view());
-            reportEagerOutputs(hooks, name, def.name, def.outputSlotNames(*params), views);
-        }
-        const int visible = def.visibleOutputs(*params);
-        std::vector<Value> result;
-        for (int k = 0; k < visible; ++k)
-            result.emplace_back(outputs[static_cast<size_t>(k)]);
-        return result;
-    }
+std::string lower(std::string s)
+{
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+    return s;
 }
+
+std::vector<Value> runEager(
+    const OpDef& def, const std::string& name, const AttrMap& attrs, const std::vector<Value>& inputs)
+{
+    ParamsPtr params;
+    try {
+        params = def.parse(attrs);
+    } catch (const Error& e) {
+        throw AttributeError("node '" + name + "' (" + def.name + "): " + e.what());
+    }
+    std::vector<Shape> inShapes;
+    std::vector<const Tensor*> in;
+    for (const Value& v : inputs) {
+        in.push_back(&v.tensor());
+        inShapes.push_back(v.tensor().shape());
+    }
+    const int nin = def.numInputs(*params);
+    if (static_cast<int>(inputs.size()) != nin)
+        throw UsageError("node '" + name + "' (" + def.name + "): expected " + std::to_string(nin) + " inputs, got "
+            + std::to_string(inputs.size()));
+    const std::vector<Shape> given = inShapes;
+    std::vector<Shape> outShapes(static_cast<size_t>(def.numOutputs(*params)));
+    try {
+        def.inferShape(*params, inShapes, outShapes);
+    } catch (const Error& e) {
+        throw ShapeError("node '" + name + "' (" + def.name + "): " + e.what());
+    }
+    const auto inSlots = def.inputSlotNames(*params);
+    for (size_t k = 0; k < given.size(); ++k)
+        if (given[k] != inShapes[k])
+            throw ShapeError("node '" + name + "' (" + def.name + "): input '" + inSlots[k] + "': expected "
+                + inShapes[k].str() + ", got " + given[k].str());
+    std::vector<Tensor> outputs;
+    std::vector<Tensor*> out;
+    outputs.reserve(outShapes.size());
+    for (const Shape& s : outShapes)
+        outputs.emplace_back(s);
+    for (Tensor& t : outputs)
+        out.push_back(&t);
+    auto kernel = def.makeKernel(*params, inShapes, outShapes, KernelKind::Auto);
+
+    const std::vector<OpHook> hooks = ActiveHooks::any() ? ActiveHooks::collect() : std::vector<OpHook> {};
+    if (!hooks.empty()) {
+        std::vector<TensorView> views;
+        for (const Tensor* t : in)
+            views.push_back(t->view());
+        reportEagerInputs(hooks, name, def.name, inSlots, views);
+    }
+    RunContext ctx;
+    ctx.rng = &globalGenerator();
+    ctx.training = autograd::is_training();
+    try {
+        kernel->run(in, out, ctx);
+    } catch (const Error& e) {
+        throw Error("node '" + name + "' (" + def.name + "): " + e.what());
+    }
+    if (!hooks.empty()) {
+        std::vector<TensorView> views;
+        for (const Tensor& t : outputs)
+            views.push_back(t.view());
+        reportEagerOutputs(hooks, name, def.name, def.outputSlotNames(*params), views);
+    }
+    if (autograd::is_recording()) {
+        std::vector<Tensor> ins;
+        for (const Tensor* t : in)
+            ins.push_back(*t);
+        autograd::detail::Tape::current().recordOp(
+            def, params, name, ins, outputs, hooks.empty() && ActiveHooks::any() ? ActiveHooks::collect() : hooks);
+    }
+    const int visible = def.visibleOutputs(*params);
+    std::vector<Value> result;
+    for (int k = 0; k < visible; ++k)
+        result.emplace_back(outputs[static_cast<size_t>(k)]);
+    return result;
+}
+} // namespace
 
 std::vector<Value> F::call(
     const std::string& op, const std::vector<Value>& inputs, const AttrMap& attrs, const std::string& name) const
 {
     const OpDef& def = OpRegistry::instance().get(op);
     const std::string nodeName = NameManager::get(name, lower(op));
-    if (m_tracer)
-        return m_tracer->addOp(op, nodeName, attrs, inputs);
+    if (m_tracer) return m_tracer->addOp(op, nodeName, attrs, inputs);
     for (const Value& v : inputs)
         if (v.isSymbol())
             throw UsageError("operator " + op + " (" + nodeName + "): called eagerly with a symbol input");
@@ -110,8 +119,8 @@ std::vector<Value> F::call(
 
 Value F::param(const ParamPtr& p) const
 {
-    if (m_tracer)
-        return m_tracer->param(p);
+    if (m_tracer) return m_tracer->param(p);
+    if (autograd::is_recording()) autograd::detail::Tape::current().noteParameter(p);
     return Value(p->data());
 }
 
@@ -119,10 +128,10 @@ Value F::FullyConnected(const Value& x, const Value& weight, const std::optional
     bool flatten, const std::string& name) const
 {
     std::vector<Value> in { x, weight };
-    if (bias)
-        in.push_back(*bias);
+    if (bias) in.push_back(*bias);
     return op("FullyConnected", in,
-        { { "flatten", boolAttr(flatten) }, { "no_bias", boolAttr(!bias) }, { "num_hidden", std::to_string(num_hidden) } },
+        { { "flatten", boolAttr(flatten) }, { "no_bias", boolAttr(!bias) },
+            { "num_hidden", std::to_string(num_hidden) } },
         name);
 }
 
@@ -130,8 +139,7 @@ Value F::Convolution(const Value& x, const Value& weight, const std::optional<Va
     const std::string& name) const
 {
     std::vector<Value> in { x, weight };
-    if (bias)
-        in.push_back(*bias);
+    if (bias) in.push_back(*bias);
     AttrMap a = attrs;
     a["no_bias"] = boolAttr(!bias);
     return op("Convolution", in, a, name);
@@ -165,8 +173,7 @@ Value F::Reshape(const Value& x, const std::vector<int64_t>& shape, const std::s
 Value F::transpose(const Value& x, const std::vector<int64_t>& axes, const std::string& name) const
 {
     AttrMap a;
-    if (!axes.empty())
-        a["axes"] = tupleAttr(axes);
+    if (!axes.empty()) a["axes"] = tupleAttr(axes);
     return op("transpose", { x }, a, name);
 }
 
@@ -222,8 +229,8 @@ Value F::broadcast_div(const Value& a, const Value& b, const std::string& name) 
 
 Value F::dot(const Value& a, const Value& b, bool transpose_a, bool transpose_b, const std::string& name) const
 {
-    return op("dot", { a, b }, { { "transpose_a", boolAttr(transpose_a) }, { "transpose_b", boolAttr(transpose_b) } },
-        name);
+    return op(
+        "dot", { a, b }, { { "transpose_a", boolAttr(transpose_a) }, { "transpose_b", boolAttr(transpose_b) } }, name);
 }
 
 Value F::batch_dot(const Value& a, const Value& b, bool transpose_a, bool transpose_b, const std::string& name) const

@@ -3,9 +3,8 @@
 // breakpoints and the run record see backward nodes as they see forward ones).
 //
 // Inputs: the gradients of the forward outputs named in `__ograds__` (e.g. "1,0,0": only output 0),
-// then every forward input, then every forward output. Outputs: one gradient per forward input; those
-// not named in `__igrads__` are zero-filled and not computed. The forward's attributes are passed
-// through unchanged.
+// then every forward input, then every forward output. Outputs: the gradients of the forward inputs
+// named in `__igrads__` (all by default), in input order. The forward's attributes pass through.
 
 #include "core/error.h"
 #include "ops/register_all.h"
@@ -26,6 +25,7 @@ struct BackwardParams : OpParams {
     std::vector<bool> ograds; // per forward output: its gradient is an input
     std::vector<bool> igrads; // per forward input: its gradient is computed
     int numOgrads() const { return static_cast<int>(std::count(ograds.begin(), ograds.end(), true)); }
+    int numIgrads() const { return static_cast<int>(std::count(igrads.begin(), igrads.end(), true)); }
 };
 
 std::vector<bool> parseMask(const AttrMap& attrs, const char* key, int n, const std::string& op)
@@ -63,12 +63,9 @@ public:
             if (m_p.ograds[k]) ograds[k] = in[j++];
         const auto fin = in.subspan(nOg, static_cast<size_t>(m_p.numIn));
         const auto fout = in.subspan(nOg + static_cast<size_t>(m_p.numIn), static_cast<size_t>(m_p.numOut));
-        std::vector<Tensor*> igrads(out.begin(), out.end());
-        for (size_t i = 0; i < igrads.size(); ++i)
-            if (!m_p.igrads[i]) {
-                igrads[i]->fill(0);
-                igrads[i] = nullptr;
-            }
+        std::vector<Tensor*> igrads(static_cast<size_t>(m_p.numIn), nullptr);
+        for (size_t i = 0, j = 0; i < igrads.size(); ++i)
+            if (m_p.igrads[i]) igrads[i] = out[j++];
         m_p.forward->backward(BackwardArgs { *m_p.forwardParams, fin, fout, ograds, igrads, ctx });
     }
 
@@ -95,7 +92,7 @@ OpDef backwardDef(const OpDef& fwd)
         const auto& p = paramsAs<BackwardParams>(op);
         return p.numOgrads() + p.numIn + p.numOut;
     };
-    def.numOutputs = [](const OpParams& op) { return paramsAs<BackwardParams>(op).numIn; };
+    def.numOutputs = [](const OpParams& op) { return paramsAs<BackwardParams>(op).numIgrads(); };
     def.inputNames = [](const OpParams& op) {
         const auto& p = paramsAs<BackwardParams>(op);
         const auto ins = p.forward->inputSlotNames(*p.forwardParams);
@@ -110,16 +107,17 @@ OpDef backwardDef(const OpDef& fwd)
     };
     def.outputNames = [](const OpParams& op) {
         const auto& p = paramsAs<BackwardParams>(op);
+        const auto ins = p.forward->inputSlotNames(*p.forwardParams);
         std::vector<std::string> names;
-        for (const std::string& i : p.forward->inputSlotNames(*p.forwardParams))
-            names.push_back(i + "_grad");
+        for (size_t i = 0; i < ins.size(); ++i)
+            if (p.igrads[i]) names.push_back(ins[i] + "_grad");
         return names;
     };
     def.inferShape = [](const OpParams& op, std::vector<Shape>& in, std::vector<Shape>& out) {
         const auto& p = paramsAs<BackwardParams>(op);
         const size_t nOg = static_cast<size_t>(p.numOgrads());
-        for (int i = 0; i < p.numIn; ++i)
-            out[static_cast<size_t>(i)] = in[nOg + static_cast<size_t>(i)];
+        for (size_t i = 0, j = 0; i < static_cast<size_t>(p.numIn); ++i)
+            if (p.igrads[i]) out[j++] = in[nOg + i];
     };
     def.reference = [](const OpParams& op, std::span<const Shape>, std::span<const Shape>) -> std::unique_ptr<Kernel> {
         return std::make_unique<BackwardKernel>(paramsAs<BackwardParams>(op));

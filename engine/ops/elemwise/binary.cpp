@@ -32,6 +32,25 @@ KernelFactory dnnlKernel(dnnl::algorithm alg)
     };
 }
 
+// Same shapes: each gradient is element by element; a null output gradient gives zeros.
+template <class Op> void backwardSameShape(const BackwardArgs& a)
+{
+    const int64_t n = a.in[0]->size();
+    const float* x = a.in[0]->data();
+    const float* y = a.in[1]->data();
+    const float* g = a.outGrad[0] ? a.outGrad[0]->data() : nullptr;
+    if (Tensor* dl = a.inGrad[0]) {
+        float* d = dl->data();
+        for (int64_t i = 0; i < n; ++i)
+            d[i] = g ? Op::gradLhs(g[i], x[i], y[i]) : 0.0f;
+    }
+    if (Tensor* dr = a.inGrad[1]) {
+        float* d = dr->data();
+        for (int64_t i = 0; i < n; ++i)
+            d[i] = g ? Op::gradRhs(g[i], x[i], y[i]) : 0.0f;
+    }
+}
+
 template <class Op> OpDef binaryOp(const std::string& name, dnnl::algorithm alg, bool outputNamed)
 {
     OpDef d;
@@ -50,6 +69,7 @@ template <class Op> OpDef binaryOp(const std::string& name, dnnl::algorithm alg,
     d.dnnlPays = [](const OpParams&, std::span<const Shape>, std::span<const Shape> out) {
         return elemwise::elementsPay(out);
     };
+    d.backward = backwardSameShape<Op>;
     return d;
 }
 } // namespace

@@ -15,37 +15,53 @@ using ConstArrayMap = Eigen::Map<const Eigen::ArrayXf>;
 using ArrayMap = Eigen::Map<Eigen::ArrayXf>;
 
 // Each functor gives the result for arrays of equal length (vv), an array and a scalar (vs), a
-// scalar and an array (sv).
+// scalar and an array (sv), and the gradients dL/dlhs and dL/drhs of one element from the output's
+// gradient g and the inputs a, b (MXNet's _backward_<op> functors, as g * f'(a, b)).
 struct AddOp {
     template <class A, class B> static auto vv(const A& a, const B& b) { return a + b; }
     template <class A> static auto vs(const A& a, float b) { return a + b; }
     template <class B> static auto sv(float a, const B& b) { return a + b; }
+    static float gradLhs(float g, float, float) { return g; }
+    static float gradRhs(float g, float, float) { return g; }
 };
 struct SubOp {
     template <class A, class B> static auto vv(const A& a, const B& b) { return a - b; }
     template <class A> static auto vs(const A& a, float b) { return a - b; }
     template <class B> static auto sv(float a, const B& b) { return a - b; }
+    static float gradLhs(float g, float, float) { return g; }
+    static float gradRhs(float g, float, float) { return -g; }
 };
 struct MulOp {
     template <class A, class B> static auto vv(const A& a, const B& b) { return a * b; }
     template <class A> static auto vs(const A& a, float b) { return a * b; }
     template <class B> static auto sv(float a, const B& b) { return a * b; }
+    static float gradLhs(float g, float, float b) { return g * b; }
+    static float gradRhs(float g, float a, float) { return g * a; }
 };
 struct DivOp {
     template <class A, class B> static auto vv(const A& a, const B& b) { return a / b; }
     template <class A> static auto vs(const A& a, float b) { return a / b; }
     template <class B> static auto sv(float a, const B& b) { return a / b; }
+    // mshadow_op::div_grad and div_rgrad.
+    static float gradLhs(float g, float, float b) { return g * (1.0f / b); }
+    static float gradRhs(float g, float a, float b) { return g * (-a / (b * b)); }
 };
 // mshadow_op::maximum / minimum: a > b ? a : b (a NaN in lhs yields rhs, as in MXNet).
 struct MaxOp {
     template <class A, class B> static auto vv(const A& a, const B& b) { return (a > b).select(a, b); }
     template <class A> static auto vs(const A& a, float b) { return (a > b).select(a, b); }
     template <class B> static auto sv(float a, const B& b) { return (b < a).select(a, b); }
+    // mshadow_op::ge and lt: a tie goes to lhs; where either is NaN, neither side gets a gradient.
+    static float gradLhs(float g, float a, float b) { return g * (a >= b ? 1.0f : 0.0f); }
+    static float gradRhs(float g, float a, float b) { return g * (a < b ? 1.0f : 0.0f); }
 };
 struct MinOp {
     template <class A, class B> static auto vv(const A& a, const B& b) { return (a < b).select(a, b); }
     template <class A> static auto vs(const A& a, float b) { return (a < b).select(a, b); }
     template <class B> static auto sv(float a, const B& b) { return (b > a).select(a, b); }
+    // mshadow_op::le and gt: a tie goes to lhs.
+    static float gradLhs(float g, float a, float b) { return g * (a <= b ? 1.0f : 0.0f); }
+    static float gradRhs(float g, float a, float b) { return g * (a > b ? 1.0f : 0.0f); }
 };
 
 /// out = Op(lhs, rhs) with NumPy/MXNet broadcasting: shapes are aligned on the right, and a
@@ -113,6 +129,36 @@ void broadcastApply(const float* a, const Shape& as, const float* b, const Shape
             if (++idx[d] < ext[d]) break;
             offA -= sa[d] * ext[d];
             offB -= sb[d] * ext[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+/// Calls fn(o, ia, ib) for every element o of the broadcast output `os` with the offsets of the
+/// elements of a (shape `as`) and b (shape `bs`) it is computed from.
+template <class F> void forEachBroadcastIndex(const Shape& as, const Shape& bs, const Shape& os, F fn)
+{
+    const int nd = os.ndim();
+    std::array<int64_t, Shape::kMaxDims> fa {}, fb {}, idx {};
+    int64_t strideA = 1, strideB = 1;
+    for (int i = nd - 1; i >= 0; --i) {
+        const int ia = i - (nd - as.ndim()), ib = i - (nd - bs.ndim());
+        const int64_t da = ia >= 0 ? as[ia] : 1, db = ib >= 0 ? bs[ib] : 1;
+        fa[i] = da == 1 ? 0 : strideA;
+        fb[i] = db == 1 ? 0 : strideB;
+        strideA *= da;
+        strideB *= db;
+    }
+    const int64_t n = os.size();
+    int64_t offA = 0, offB = 0;
+    for (int64_t o = 0; o < n; ++o) {
+        fn(o, offA, offB);
+        for (int d = nd - 1; d >= 0; --d) {
+            offA += fa[d];
+            offB += fb[d];
+            if (++idx[d] < os[d]) break;
+            offA -= fa[d] * os[d];
+            offB -= fb[d] * os[d];
             idx[d] = 0;
         }
     }

@@ -9,6 +9,7 @@
 #include "ops/registry.h"
 
 #include <algorithm>
+#include <vector>
 
 namespace opscope {
 
@@ -76,6 +77,31 @@ KernelFactory dnnlKernel(dnnl::algorithm alg, Commutes commutes)
     };
 }
 
+// Each input's gradient sums the output's over the positions that read it (the broadcast axes),
+// accumulated in double before the one rounding to float.
+template <class Op> void backwardBroadcast(const BackwardArgs& a)
+{
+    const Tensor& x = *a.in[0];
+    const Tensor& y = *a.in[1];
+    Tensor* dl = a.inGrad[0];
+    Tensor* dr = a.inGrad[1];
+    if (!a.outGrad[0]) {
+        if (dl) dl->fill(0);
+        if (dr) dr->fill(0);
+        return;
+    }
+    std::vector<double> accL(dl ? static_cast<size_t>(x.size()) : 0), accR(dr ? static_cast<size_t>(y.size()) : 0);
+    const float* xv = x.data();
+    const float* yv = y.data();
+    const float* g = a.outGrad[0]->data();
+    elemwise::forEachBroadcastIndex(x.shape(), y.shape(), a.out[0]->shape(), [&](int64_t o, int64_t i, int64_t j) {
+        if (dl) accL[static_cast<size_t>(i)] += Op::gradLhs(g[o], xv[i], yv[j]);
+        if (dr) accR[static_cast<size_t>(j)] += Op::gradRhs(g[o], xv[i], yv[j]);
+    });
+    if (dl) std::copy(accL.begin(), accL.end(), dl->data());
+    if (dr) std::copy(accR.begin(), accR.end(), dr->data());
+}
+
 template <class Op> OpDef broadcastOp(const std::string& name, dnnl::algorithm alg, Commutes commutes)
 {
     OpDef d;
@@ -90,6 +116,7 @@ template <class Op> OpDef broadcastOp(const std::string& name, dnnl::algorithm a
     d.dnnlPays = [](const OpParams&, std::span<const Shape>, std::span<const Shape> out) {
         return elemwise::elementsPay(out);
     };
+    d.backward = backwardBroadcast<Op>;
     return d;
 }
 } // namespace

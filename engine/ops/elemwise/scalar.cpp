@@ -52,6 +52,44 @@ void apply(ScalarOp op, const float* x, float s, float* y, int64_t n)
     }
 }
 
+// MXNet's gradients: _copy (plus, minus), negative (rminus), _backward_mul_scalar, _div_scalar,
+// _backward_rdiv_scalar (rdiv_grad: -s / x²) and _backward_power_scalar (power_grad: s·x^(s-1)).
+void backwardScalar(ScalarOp op, const BackwardArgs& a)
+{
+    Tensor* dx = a.inGrad[0];
+    if (!dx) return;
+    if (!a.outGrad[0]) {
+        dx->fill(0);
+        return;
+    }
+    const float s = static_cast<float>(paramsAs<ScalarParams>(a.params).scalar);
+    const int64_t n = dx->size();
+    elemwise::ConstArrayMap g(a.outGrad[0]->data(), n);
+    elemwise::ConstArrayMap x(a.in[0]->data(), n);
+    elemwise::ArrayMap d(dx->data(), n);
+    switch (op) {
+    case ScalarOp::Plus:
+    case ScalarOp::Minus:
+        d = g;
+        break;
+    case ScalarOp::RMinus:
+        d = -g;
+        break;
+    case ScalarOp::Mul:
+        d = g * s;
+        break;
+    case ScalarOp::Div:
+        d = g / s;
+        break;
+    case ScalarOp::RDiv:
+        d = g * (-s / x.square());
+        break;
+    case ScalarOp::Power:
+        d = g * x.unaryExpr([s](float v) { return std::pow(v, s - 1.0f) * s; });
+        break;
+    }
+}
+
 KernelFactory referenceKernel(ScalarOp op)
 {
     return [op](const OpParams& p, std::span<const Shape>, std::span<const Shape>) {
@@ -116,6 +154,7 @@ OpDef scalarOp(const std::string& name, ScalarOp op)
         return elemwise::elementsPay(
             out, op == ScalarOp::Power ? elemwise::kDnnlMinElementsTranscendental : elemwise::kDnnlMinElements);
     };
+    d.backward = [op](const BackwardArgs& a) { backwardScalar(op, a); };
     return d;
 }
 } // namespace

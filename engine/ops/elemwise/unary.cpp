@@ -54,6 +54,48 @@ void apply(UnaryOp op, const UnaryParams& p, const float* x, float* y, int64_t n
     }
 }
 
+// MXNet's gradients: exp and sqrt from the output (_mul, _backward_sqrt: 0.5 / y), the others from
+// the input (_backward_log: 1/x, _backward_square: 2x, _backward_abs: sign(x), negative, and
+// _backward_clip, which passes g on the closed [a_min, a_max] and for NaN).
+void backwardUnary(UnaryOp op, const BackwardArgs& a)
+{
+    Tensor* dx = a.inGrad[0];
+    if (!dx) return;
+    if (!a.outGrad[0]) {
+        dx->fill(0);
+        return;
+    }
+    const auto& p = paramsAs<UnaryParams>(a.params);
+    const int64_t n = dx->size();
+    elemwise::ConstArrayMap g(a.outGrad[0]->data(), n);
+    elemwise::ConstArrayMap x(a.in[0]->data(), n);
+    elemwise::ConstArrayMap y(a.out[0]->data(), n);
+    elemwise::ArrayMap d(dx->data(), n);
+    switch (op) {
+    case UnaryOp::Exp:
+        d = g * y;
+        break;
+    case UnaryOp::Log:
+        d = g * (1.0f / x);
+        break;
+    case UnaryOp::Sqrt:
+        d = g * (0.5f / y);
+        break;
+    case UnaryOp::Square:
+        d = g * (2.0f * x);
+        break;
+    case UnaryOp::Abs:
+        d = g * x.unaryExpr([](float v) { return v < 0.0f ? -1.0f : (v > 0.0f ? 1.0f : 0.0f); });
+        break;
+    case UnaryOp::Negative:
+        d = -g;
+        break;
+    case UnaryOp::Clip:
+        d = (x > p.aMax || x < p.aMin).select(0.0f, g);
+        break;
+    }
+}
+
 KernelFactory referenceKernel(UnaryOp op)
 {
     return [op](const OpParams& p, std::span<const Shape>, std::span<const Shape>) {
@@ -119,6 +161,7 @@ OpDef unaryOp(const std::string& name, UnaryOp op)
         return elemwise::elementsPay(
             out, transcendental ? elemwise::kDnnlMinElementsTranscendental : elemwise::kDnnlMinElements);
     };
+    d.backward = [op](const BackwardArgs& a) { backwardUnary(op, a); };
     return d;
 }
 } // namespace

@@ -127,6 +127,41 @@ void gemmReference(const Gemm& g, bool ta, bool tb, const float* a, const float*
     }
 }
 
+/// Gradients of C = op(A)·op(B) per batch, in the storage layout of each input (MXNet's
+/// DotBackward_ / BatchDotBackward_): without transposes dA = dC·Bᵀ and dB = Aᵀ·dC; a transposed
+/// operand's gradient is the transpose of that.
+void gemmBackward(
+    const Gemm& g, bool ta, bool tb, const float* a, const float* b, const float* dc, float* da, float* db)
+{
+    for (int64_t i = 0; i < g.batch; ++i) {
+        Eigen::Map<const RowMatrix> A(a + i * g.m * g.k, ta ? g.k : g.m, ta ? g.m : g.k);
+        Eigen::Map<const RowMatrix> B(b + i * g.k * g.n, tb ? g.n : g.k, tb ? g.k : g.n);
+        Eigen::Map<const RowMatrix> dC(dc + i * g.m * g.n, g.m, g.n);
+        if (da) {
+            Eigen::Map<RowMatrix> dA(da + i * g.m * g.k, ta ? g.k : g.m, ta ? g.m : g.k);
+            if (!ta && !tb)
+                dA.noalias() = dC * B.transpose();
+            else if (!ta && tb)
+                dA.noalias() = dC * B;
+            else if (ta && !tb)
+                dA.noalias() = B * dC.transpose();
+            else
+                dA.noalias() = B.transpose() * dC.transpose();
+        }
+        if (db) {
+            Eigen::Map<RowMatrix> dB(db + i * g.k * g.n, tb ? g.n : g.k, tb ? g.k : g.n);
+            if (!ta && !tb)
+                dB.noalias() = A.transpose() * dC;
+            else if (ta && !tb)
+                dB.noalias() = A * dC;
+            else if (!ta && tb)
+                dB.noalias() = dC.transpose() * A;
+            else
+                dB.noalias() = dC.transpose() * A.transpose();
+        }
+    }
+}
+
 /// oneDNN matmul on strided plain memory: the transposes are expressed by strides.
 class DnnlGemmKernel final : public Kernel {
 public:
@@ -197,6 +232,20 @@ OpDef dotOp(const std::string& name, ShapeFn shapeFn)
     d.dnnlPays = [shapeFn](const OpParams& p, std::span<const Shape> in, std::span<const Shape>) {
         const Gemm g = gemmOf(shapeFn, paramsAs<DotParams>(p), in);
         return 2.0 * static_cast<double>(g.batch * g.m * g.k * g.n) >= dnnlutil::kMinFlops;
+    };
+    d.backward = [shapeFn](const BackwardArgs& a) {
+        const auto& params = paramsAs<DotParams>(a.params);
+        Tensor* dl = a.inGrad[0];
+        Tensor* dr = a.inGrad[1];
+        if (!a.outGrad[0]) {
+            if (dl) dl->fill(0);
+            if (dr) dr->fill(0);
+            return;
+        }
+        const Shape shapes[] = { a.in[0]->shape(), a.in[1]->shape() };
+        const Gemm g = gemmOf(shapeFn, params, shapes);
+        gemmBackward(g, params.transposeA, params.transposeB, a.in[0]->data(), a.in[1]->data(), a.outGrad[0]->data(),
+            dl ? dl->data() : nullptr, dr ? dr->data() : nullptr);
     };
     return d;
 }

@@ -102,6 +102,49 @@ void activationReference(
     }
 }
 
+// MXNet's gradients (mshadow_op's *_grad): relu, sigmoid, tanh, softrelu and log_sigmoid are computed
+// from the output, softsign and mish from the input.
+void backwardActivation(const BackwardArgs& a)
+{
+    Tensor* gx = a.inGrad[0];
+    if (!gx) return;
+    const int64_t n = gx->size();
+    Eigen::Map<Eigen::ArrayXf> dx(gx->data(), n);
+    if (!a.outGrad[0]) {
+        dx.setZero();
+        return;
+    }
+    const Eigen::Map<const Eigen::ArrayXf> dy(a.outGrad[0]->data(), n);
+    const Eigen::Map<const Eigen::ArrayXf> x(a.in[0]->data(), n);
+    const Eigen::Map<const Eigen::ArrayXf> y(a.out[0]->data(), n);
+    switch (paramsAs<ActivationParams>(a.params).type) {
+    case ActType::ReLU:
+        dx = (y > 0.0f).select(dy, 0.0f);
+        break;
+    case ActType::Sigmoid:
+        dx = dy * y * (1.0f - y);
+        break;
+    case ActType::Tanh:
+        dx = dy * (1.0f - y.square());
+        break;
+    case ActType::SoftReLU:
+        dx = dy * -(-y).expm1();
+        break;
+    case ActType::SoftSign:
+        dx = dy / (1.0f + x.abs()).square();
+        break;
+    case ActType::LogSigmoid:
+        dx = dy * (1.0f - y.exp());
+        break;
+    case ActType::Mish: {
+        const auto softrelu = (x > 20.0f).select(x, x.exp().log1p());
+        const Eigen::ArrayXf t = softrelu.tanh();
+        dx = dy * (t + x * (1.0f / (1.0f + (-x).exp())) * (1.0f - t.square()));
+        break;
+    }
+    }
+}
+
 std::unique_ptr<Kernel> makeActivationDnnl(const OpParams& op, std::span<const Shape> in, std::span<const Shape>)
 {
     using dnnl::algorithm;
@@ -158,6 +201,7 @@ void registerActivation(OpRegistry& r)
     def.dnnlPays = [](const OpParams& op, std::span<const Shape> in, std::span<const Shape>) {
         return eltwiseDnnlPays(in[0].size(), paramsAs<ActivationParams>(op).type == ActType::ReLU ? 1.0 : 8.0);
     };
+    def.backward = backwardActivation;
     r.add(std::move(def));
 
     registerLeakyReLU(r);

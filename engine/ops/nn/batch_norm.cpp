@@ -4,8 +4,9 @@
 //   biased batch variance, and update the auxiliary states in place:
 //       moving_mean = moving_mean * momentum + batch_mean * (1 - momentum)
 //       moving_var  = moving_var  * momentum + batch_var  * (1 - momentum)   (biased batch_var)
-//   MXNet does this update in the backward pass (from the saved inverse std); this engine has no
-//   backward pass, so the forward pass does it, with the same formula.
+//   MXNet does this update in the backward pass (from the saved inverse std); here the forward pass
+//   does it, with the same formula (a training forward need not be followed by a backward), and
+//   the gradient does not update them again.
 // - Output `mean` is the mean used (batch or moving); output `var` is, as in MXNet 1.x, the
 //   *inverse standard deviation* 1/sqrt(var + eps) of the variance used (batch or moving), not the
 //   variance itself. MXNet's special case is kept: a zero batch variance with eps == 0 gives 0.
@@ -267,6 +268,55 @@ private:
     std::unordered_map<int, dnnl::memory> m_args;
 };
 
+// MXNet's BatchNormBackwardImpl, per channel with x̂ = (x - mean) · invstd:
+// - training without use_global_stats: mean and invstd are the batch statistics the forward saved
+//   in outputs 1 and 2, and dx = (dy - mean(dy) - x̂ · mean(dy · x̂)) · invstd · gamma;
+// - otherwise they come from the moving statistics and dx = dy · invstd · gamma.
+// dgamma = Σ dy · x̂ (0 with fix_gamma), dbeta = Σ dy. The gradients of the mean and var outputs are
+// blocked (MXNet passes only the output's gradient back), and the moving statistics, auxiliary
+// states, get none (zeros when asked). The moving statistics were updated by the forward.
+void backwardBatchNorm(const BackwardArgs& a)
+{
+    const auto& p = paramsAs<BatchNormParams>(a.params);
+    for (Tensor* g : a.inGrad)
+        if (g) g->fill(0);
+    if (!a.outGrad[0]) return;
+    const Shape& shape = a.in[0]->shape();
+    const auto [outer, channels, inner] = normutil::splitAt(shape, normutil::normalizeAxis(p.axis, shape, "axis"));
+    const bool batchStats = a.ctx.training && !p.useGlobalStats;
+    const float* x = a.in[0]->data();
+    const float* dy = a.outGrad[0]->data();
+    float* dx = a.inGrad[0] ? a.inGrad[0]->data() : nullptr;
+    float* dgamma = a.inGrad[1] ? a.inGrad[1]->data() : nullptr;
+    float* dbeta = a.inGrad[2] ? a.inGrad[2]->data() : nullptr;
+    const double count = static_cast<double>(outer * inner);
+    for (int64_t c = 0; c < channels; ++c) {
+        const double mean = batchStats ? a.out[1]->data()[c] : a.in[3]->data()[c];
+        const double invStd = batchStats ? a.out[2]->data()[c] : inverseStd(a.in[4]->data()[c], p.eps);
+        const double gamma = p.fixGamma ? 1.0 : a.in[1]->data()[c];
+        double sumDy = 0, dot = 0;
+        for (int64_t o = 0; o < outer; ++o) {
+            const int64_t base = (o * channels + c) * inner;
+            for (int64_t i = 0; i < inner; ++i) {
+                sumDy += dy[base + i];
+                dot += (x[base + i] - mean) * dy[base + i];
+            }
+        }
+        if (dx) {
+            const double k = batchStats ? dot * invStd * invStd / count : 0.0;
+            const double meanDy = batchStats ? sumDy / count : 0.0;
+            const double scale = invStd * gamma;
+            for (int64_t o = 0; o < outer; ++o) {
+                const int64_t base = (o * channels + c) * inner;
+                for (int64_t i = 0; i < inner; ++i)
+                    dx[base + i] = static_cast<float>((dy[base + i] - meanDy - (x[base + i] - mean) * k) * scale);
+            }
+        }
+        if (dgamma) dgamma[c] = p.fixGamma ? 0.0f : static_cast<float>(dot * invStd);
+        if (dbeta) dbeta[c] = static_cast<float>(sumDy);
+    }
+}
+
 } // namespace
 
 void registerBatchNorm(OpRegistry& r)
@@ -301,6 +351,7 @@ void registerBatchNorm(OpRegistry& r)
         const auto split = normutil::splitAt(in[0], normutil::normalizeAxis(p.axis, in[0], "axis"));
         return split.inner == 1 && 4.0 * static_cast<double>(in[0].size()) >= dnnlutil::kMinFlops;
     };
+    d.backward = backwardBatchNorm;
     r.add(std::move(d), { "_npx_batch_norm" });
 }
 

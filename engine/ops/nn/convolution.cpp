@@ -138,6 +138,7 @@ void registerConvolution(OpRegistry& r)
     def.dnnlPays = [](const OpParams& p, std::span<const Shape> in, std::span<const Shape> out) {
         return ConvGeometry::from(paramsAs<ConvolutionParams>(p), in[0], out[0]).flops() >= dnnlutil::kMinFlops;
     };
+    def.backward = backwardConvolution;
     r.add(std::move(def), { "_npx_convolution" });
 }
 

@@ -57,5 +57,7 @@ std::unique_ptr<Kernel> makeConvolutionReference(
 /// NC(H)W / (G)OI(H)W.
 std::unique_ptr<Kernel> makeConvolutionDnnl(
     const ConvolutionParams& p, std::span<const Shape> in, std::span<const Shape> out);
+/// The gradients of data, weight and bias (im2col, GEMMs and its adjoint col2im).
+void backwardConvolution(const BackwardArgs& a);
 
 } // namespace opscope

@@ -9,6 +9,68 @@ namespace {
 
 using RowMajorMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
+int64_t columnRows(const ConvGeometry& g)
+{
+    return g.inChannelsPerGroup() * g.kernelH * g.kernelW;
+}
+int64_t outPositions(const ConvGeometry& g)
+{
+    return g.outH * g.outW;
+}
+
+// Unfolds one image's group of channels into a (columnRows, outPositions) matrix: one row per
+// (channel, ki, kj), in the order of the weight's (C/g, kh, kw) axes.
+void im2col(const ConvGeometry& g, const float* src, float* columns)
+{
+    float* row = columns;
+    for (int64_t c = 0; c < g.inChannelsPerGroup(); ++c) {
+        const float* plane = src + c * g.inH * g.inW;
+        for (int64_t ki = 0; ki < g.kernelH; ++ki) {
+            for (int64_t kj = 0; kj < g.kernelW; ++kj) {
+                for (int64_t oh = 0; oh < g.outH; ++oh) {
+                    float* dst = row + oh * g.outW;
+                    const int64_t ih = oh * g.strideH - g.padH + ki * g.dilateH;
+                    if (ih < 0 || ih >= g.inH) {
+                        std::fill(dst, dst + g.outW, 0.0f);
+                        continue;
+                    }
+                    const float* line = plane + ih * g.inW;
+                    for (int64_t ow = 0; ow < g.outW; ++ow) {
+                        const int64_t iw = ow * g.strideW - g.padW + kj * g.dilateW;
+                        dst[ow] = iw >= 0 && iw < g.inW ? line[iw] : 0.0f;
+                    }
+                }
+                row += outPositions(g);
+            }
+        }
+    }
+}
+
+// The adjoint of im2col: adds each column element to the input element it was read from (the
+// padding's elements are dropped).
+void col2imAdd(const ConvGeometry& g, const float* columns, float* dst)
+{
+    const float* row = columns;
+    for (int64_t c = 0; c < g.inChannelsPerGroup(); ++c) {
+        float* plane = dst + c * g.inH * g.inW;
+        for (int64_t ki = 0; ki < g.kernelH; ++ki) {
+            for (int64_t kj = 0; kj < g.kernelW; ++kj) {
+                for (int64_t oh = 0; oh < g.outH; ++oh) {
+                    const int64_t ih = oh * g.strideH - g.padH + ki * g.dilateH;
+                    if (ih < 0 || ih >= g.inH) continue;
+                    const float* src = row + oh * g.outW;
+                    float* line = plane + ih * g.inW;
+                    for (int64_t ow = 0; ow < g.outW; ++ow) {
+                        const int64_t iw = ow * g.strideW - g.padW + kj * g.dilateW;
+                        if (iw >= 0 && iw < g.inW) line[iw] += src[ow];
+                    }
+                }
+                row += outPositions(g);
+            }
+        }
+    }
+}
+
 // MXNet's CPU algorithm: per image and group, unfold the input patches into a column matrix
 // (rows: input channel x kernel position, columns: output position), then
 // output(group) = weight(group) · columns.
@@ -37,7 +99,7 @@ public:
                 const float* src = data + (n * m_g.inChannels + grp * cinG) * inPlane;
                 const float* columns = src;
                 if (!m_direct) {
-                    im2col(src);
+                    im2col(m_g, src, m_columns.data());
                     columns = m_columns.data();
                 }
                 Eigen::Map<const RowMajorMatrix> w(weight + grp * coutG * rows(), coutG, rows());
@@ -51,35 +113,8 @@ public:
     }
 
 private:
-    int64_t rows() const { return m_g.inChannelsPerGroup() * m_g.kernelH * m_g.kernelW; }
-    int64_t positions() const { return m_g.outH * m_g.outW; }
-
-    // One row per (channel, ki, kj), in the order of the weight's (C/g, kh, kw) axes.
-    void im2col(const float* src)
-    {
-        float* row = m_columns.data();
-        for (int64_t c = 0; c < m_g.inChannelsPerGroup(); ++c) {
-            const float* plane = src + c * m_g.inH * m_g.inW;
-            for (int64_t ki = 0; ki < m_g.kernelH; ++ki) {
-                for (int64_t kj = 0; kj < m_g.kernelW; ++kj) {
-                    for (int64_t oh = 0; oh < m_g.outH; ++oh) {
-                        float* dst = row + oh * m_g.outW;
-                        const int64_t ih = oh * m_g.strideH - m_g.padH + ki * m_g.dilateH;
-                        if (ih < 0 || ih >= m_g.inH) {
-                            std::fill(dst, dst + m_g.outW, 0.0f);
-                            continue;
-                        }
-                        const float* line = plane + ih * m_g.inW;
-                        for (int64_t ow = 0; ow < m_g.outW; ++ow) {
-                            const int64_t iw = ow * m_g.strideW - m_g.padW + kj * m_g.dilateW;
-                            dst[ow] = iw >= 0 && iw < m_g.inW ? line[iw] : 0.0f;
-                        }
-                    }
-                    row += positions();
-                }
-            }
-        }
-    }
+    int64_t rows() const { return columnRows(m_g); }
+    int64_t positions() const { return outPositions(m_g); }
 
     ConvGeometry m_g;
     bool m_hasBias;
@@ -93,6 +128,47 @@ std::unique_ptr<Kernel> makeConvolutionReference(
     const ConvolutionParams& p, std::span<const Shape> in, std::span<const Shape> out)
 {
     return std::make_unique<ConvolutionReference>(p, in[0], out[0]);
+}
+
+// Per image and group, with columns = im2col(x) and y = W · columns + b:
+//   dW += dy · columnsᵀ,  dx += col2im(Wᵀ · dy),  db += Σ_positions dy.
+void backwardConvolution(const BackwardArgs& a)
+{
+    const auto& p = paramsAs<ConvolutionParams>(a.params);
+    Tensor* dx = a.inGrad[0];
+    Tensor* dw = a.inGrad[1];
+    Tensor* db = !p.noBias && a.inGrad.size() > 2 ? a.inGrad[2] : nullptr;
+    for (Tensor* g : { dx, dw, db })
+        if (g) g->fill(0);
+    if (!a.outGrad[0]) return;
+
+    const ConvGeometry g = ConvGeometry::from(p, a.in[0]->shape(), a.out[0]->shape());
+    const int64_t rows = columnRows(g), positions = outPositions(g);
+    const int64_t cinG = g.inChannelsPerGroup(), coutG = g.outChannelsPerGroup();
+    const int64_t inPlane = g.inH * g.inW;
+    std::vector<float> columns(static_cast<size_t>(rows * positions));
+    const float* x = a.in[0]->data();
+    const float* w = a.in[1]->data();
+    const float* dy = a.outGrad[0]->data();
+    for (int64_t n = 0; n < g.batch; ++n) {
+        for (int64_t grp = 0; grp < g.groups; ++grp) {
+            const int64_t inOffset = (n * g.inChannels + grp * cinG) * inPlane;
+            const Eigen::Map<const RowMajorMatrix> dyG(
+                dy + (n * g.outChannels + grp * coutG) * positions, coutG, positions);
+            Eigen::Map<RowMajorMatrix> cols(columns.data(), rows, positions);
+            if (dw) {
+                im2col(g, x + inOffset, columns.data());
+                Eigen::Map<RowMajorMatrix>(dw->data() + grp * coutG * rows, coutG, rows).noalias()
+                    += dyG * cols.transpose();
+            }
+            if (dx) {
+                const Eigen::Map<const RowMajorMatrix> wG(w + grp * coutG * rows, coutG, rows);
+                cols.noalias() = wG.transpose() * dyG;
+                col2imAdd(g, columns.data(), dx->data() + inOffset);
+            }
+            if (db) Eigen::Map<Eigen::VectorXf>(db->data() + grp * coutG, coutG) += dyG.rowwise().sum();
+        }
+    }
 }
 
 } // namespace opscope

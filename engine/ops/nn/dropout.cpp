@@ -61,6 +61,36 @@ void inferDropout(const OpParams& op, std::vector<Shape>& in, std::vector<Shape>
     out[1] = maskShape(paramsAs<DropoutParams>(op), in[0]);
 }
 
+/// y = x * mask for x of shape `data`, the mask (shape `maskDims`) broadcast along its size-1 axes (an
+/// odometer over the data's index).
+void broadcastMultiply(const Shape& data, const Shape& maskDims, const float* x, const float* mask, float* y)
+{
+    const int nd = data.ndim();
+    if (data.size() == 0) return;
+    std::array<int64_t, Shape::kMaxDims> maskStride {};
+    int64_t stride = 1;
+    for (int d = nd - 1; d >= 0; --d) {
+        maskStride[static_cast<size_t>(d)] = maskDims[d] == 1 ? 0 : stride;
+        stride *= maskDims[d];
+    }
+    // The last axis is the inner loop; the others advance like an odometer.
+    const int64_t last = data[nd - 1];
+    const int64_t lastStride = maskStride[static_cast<size_t>(nd - 1)];
+    std::array<int64_t, Shape::kMaxDims> index {};
+    int64_t maskOffset = 0;
+    for (int64_t base = 0; base < data.size(); base += last) {
+        for (int64_t i = 0; i < last; ++i)
+            y[base + i] = x[base + i] * mask[maskOffset + i * lastStride];
+        for (int d = nd - 2; d >= 0; --d) {
+            const auto du = static_cast<size_t>(d);
+            maskOffset += maskStride[du];
+            if (++index[du] < data[d]) break;
+            maskOffset -= maskStride[du] * index[du];
+            index[du] = 0;
+        }
+    }
+}
+
 class DropoutReference final : public Kernel {
 public:
     DropoutReference(const DropoutParams& p, const Shape& data)
@@ -85,7 +115,7 @@ public:
         if (m_mask == m_data)
             y = x * mask;
         else
-            broadcastMultiply(x.data(), mask.data(), y.data());
+            broadcastMultiply(m_data, m_mask, x.data(), mask.data(), y.data());
     }
 
 private:
@@ -104,39 +134,30 @@ private:
         }
     }
 
-    /// y = x * mask, the mask broadcast along its size-1 axes (an odometer over the data's index).
-    void broadcastMultiply(const float* x, const float* mask, float* y) const
-    {
-        const int nd = m_data.ndim();
-        if (m_data.size() == 0) return;
-        std::array<int64_t, Shape::kMaxDims> maskStride {};
-        int64_t stride = 1;
-        for (int d = nd - 1; d >= 0; --d) {
-            maskStride[static_cast<size_t>(d)] = m_mask[d] == 1 ? 0 : stride;
-            stride *= m_mask[d];
-        }
-        // The last axis is the inner loop; the others advance like an odometer.
-        const int64_t last = m_data[nd - 1];
-        const int64_t lastStride = maskStride[static_cast<size_t>(nd - 1)];
-        std::array<int64_t, Shape::kMaxDims> index {};
-        int64_t maskOffset = 0;
-        for (int64_t base = 0; base < m_data.size(); base += last) {
-            for (int64_t i = 0; i < last; ++i)
-                y[base + i] = x[base + i] * mask[maskOffset + i * lastStride];
-            for (int d = nd - 2; d >= 0; --d) {
-                const auto du = static_cast<size_t>(d);
-                maskOffset += maskStride[du];
-                if (++index[du] < m_data[d]) break;
-                maskOffset -= maskStride[du] * index[du];
-                index[du] = 0;
-            }
-        }
-    }
-
     DropoutParams m_p;
     Shape m_data;
     Shape m_mask;
 };
+
+// dx = dy * mask, the mask holding the forward's scale factors (1/(1 - p) or 0), broadcast along
+// `axes`. The mask records what the forward did (ones when it passed through: inference in mode
+// "training", or p == 0), so the gradient follows the forward as MXNet's stateful operator does.
+void backwardDropout(const BackwardArgs& a)
+{
+    Tensor* dx = a.inGrad[0];
+    if (!dx) return;
+    if (!a.outGrad[0]) {
+        dx->fill(0);
+        return;
+    }
+    const Shape& data = a.in[0]->shape();
+    const Tensor& mask = *a.out[1];
+    if (mask.shape() == data)
+        ArrayMap(dx->data(), data.size())
+            = ConstArrayMap(a.outGrad[0]->data(), data.size()) * ConstArrayMap(mask.data(), data.size());
+    else
+        broadcastMultiply(data, mask.shape(), a.outGrad[0]->data(), mask.data(), dx->data());
+}
 
 } // namespace
 
@@ -154,6 +175,7 @@ void registerDropout(OpRegistry& r)
     d.reference = [](const OpParams& p, std::span<const Shape> in, std::span<const Shape>) -> std::unique_ptr<Kernel> {
         return std::make_unique<DropoutReference>(paramsAs<DropoutParams>(p), in[0]);
     };
+    d.backward = backwardDropout;
     r.add(std::move(d), { "_npx_dropout" });
 }
 

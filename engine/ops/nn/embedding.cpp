@@ -2,7 +2,7 @@
 // with weight of shape (input_dim, output_dim) and output of shape data.shape + (output_dim,).
 // Indices arrive as floats; like MXNet's clip-mode take, an index is truncated toward zero and
 // then clipped into [0, input_dim - 1] (so 12 reads the last row, -3 and NaN read row 0).
-// `dtype` and `sparse_grad` are validated and ignored (float32 dense engine, no backward pass).
+// `dtype` and `sparse_grad` are validated and ignored (float32 dense engine, dense gradient).
 
 #include "core/error.h"
 #include "ops/register_all.h"
@@ -46,6 +46,15 @@ void inferEmbedding(const OpParams& op, std::vector<Shape>& in, std::vector<Shap
     out[0] = o;
 }
 
+// The weight row an index reads.
+int64_t embeddingRow(float index, int64_t inputDim)
+{
+    if (!(index > 0.0f)) // negative, zero or NaN
+        return 0;
+    if (index >= static_cast<float>(inputDim)) return inputDim - 1;
+    return static_cast<int64_t>(index); // truncates toward zero
+}
+
 class EmbeddingReference final : public Kernel {
 public:
     EmbeddingReference(const EmbeddingParams& p, const Shape& data)
@@ -63,21 +72,32 @@ public:
         float* y = out[0]->data();
         const int64_t width = m_p.outputDim;
         for (int64_t i = 0; i < m_count; ++i)
-            RowMap(y + i * width, width) = ConstRowMap(weight + row(indices[i]) * width, width);
+            RowMap(y + i * width, width) = ConstRowMap(weight + embeddingRow(indices[i], m_p.inputDim) * width, width);
     }
 
 private:
-    int64_t row(float index) const
-    {
-        if (!(index > 0.0f)) // negative, zero or NaN
-            return 0;
-        if (index >= static_cast<float>(m_p.inputDim)) return m_p.inputDim - 1;
-        return static_cast<int64_t>(index); // truncates toward zero
-    }
-
     EmbeddingParams m_p;
     int64_t m_count;
 };
+
+// The weight's gradient adds each output-gradient row into the row its index read (clipped
+// indices as in the forward, like MXNet's AddTakeGrad). The indices get none: MXNet refuses to
+// compute one; zeros here when asked for.
+void backwardEmbedding(const BackwardArgs& a)
+{
+    const auto& p = paramsAs<EmbeddingParams>(a.params);
+    if (a.inGrad[0]) a.inGrad[0]->fill(0);
+    Tensor* gw = a.inGrad[1];
+    if (!gw) return;
+    gw->fill(0);
+    if (!a.outGrad[0]) return;
+    const float* indices = a.in[0]->data();
+    const float* dy = a.outGrad[0]->data();
+    const int64_t width = p.outputDim;
+    for (int64_t i = 0, count = a.in[0]->size(); i < count; ++i)
+        Eigen::Map<Eigen::ArrayXf>(gw->data() + embeddingRow(indices[i], p.inputDim) * width, width)
+            += Eigen::Map<const Eigen::ArrayXf>(dy + i * width, width);
+}
 
 } // namespace
 
@@ -94,6 +114,7 @@ void registerEmbedding(OpRegistry& r)
     d.reference = [](const OpParams& p, std::span<const Shape> in, std::span<const Shape>) -> std::unique_ptr<Kernel> {
         return std::make_unique<EmbeddingReference>(paramsAs<EmbeddingParams>(p), in[0]);
     };
+    d.backward = backwardEmbedding;
     r.add(std::move(d), { "_npx_embedding", "_sparse_Embedding" });
 }
 

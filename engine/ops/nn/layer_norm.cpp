@@ -11,6 +11,7 @@
 #include <Eigen/Core>
 #include <cmath>
 #include <unordered_map>
+#include <vector>
 
 namespace opscope {
 
@@ -164,6 +165,54 @@ private:
     std::unordered_map<int, dnnl::memory> m_args;
 };
 
+// MXNet's LayerNormGradCompute from the saved mean and std (outputs 1 and 2; the gradients of those
+// two outputs are blocked). Per normalised row, with x̂ = (x - mean) / std and g = dy · gamma:
+//   dx = (g - mean(g) - x̂ · mean(g · x̂)) / std,  dgamma = Σ_rows dy · x̂,  dbeta = Σ_rows dy.
+void backwardLayerNorm(const BackwardArgs& a)
+{
+    const auto& p = paramsAs<LayerNormParams>(a.params);
+    for (Tensor* g : a.inGrad)
+        if (g) g->fill(0);
+    if (!a.outGrad[0]) return;
+    const Shape& shape = a.in[0]->shape();
+    const auto [outer, channels, inner] = normutil::splitAt(shape, normutil::normalizeAxis(p.axis, shape, "axis"));
+    const float* x = a.in[0]->data();
+    const float* gamma = a.in[1]->data();
+    const float* dy = a.outGrad[0]->data();
+    float* dx = a.inGrad[0] ? a.inGrad[0]->data() : nullptr;
+    std::vector<double> dgamma(static_cast<size_t>(channels)), dbeta(static_cast<size_t>(channels));
+    for (int64_t o = 0; o < outer; ++o) {
+        for (int64_t i = 0; i < inner; ++i) {
+            const int64_t row = o * inner + i;
+            const int64_t base = o * channels * inner + i;
+            const double mean = a.out[1]->data()[row];
+            const double invStd = 1.0 / a.out[2]->data()[row];
+            double sumG = 0, sumGx = 0;
+            for (int64_t c = 0; c < channels; ++c) {
+                const int64_t at = base + c * inner;
+                const double xhat = (x[at] - mean) * invStd;
+                const double g = static_cast<double>(dy[at]) * gamma[c];
+                sumG += g;
+                sumGx += g * xhat;
+                dgamma[static_cast<size_t>(c)] += dy[at] * xhat;
+                dbeta[static_cast<size_t>(c)] += dy[at];
+            }
+            if (!dx) continue;
+            const double meanG = sumG / static_cast<double>(channels);
+            const double meanGx = sumGx / static_cast<double>(channels);
+            for (int64_t c = 0; c < channels; ++c) {
+                const int64_t at = base + c * inner;
+                const double xhat = (x[at] - mean) * invStd;
+                dx[at] = static_cast<float>((static_cast<double>(dy[at]) * gamma[c] - meanG - xhat * meanGx) * invStd);
+            }
+        }
+    }
+    for (int64_t c = 0; c < channels; ++c) {
+        if (a.inGrad[1]) a.inGrad[1]->data()[c] = static_cast<float>(dgamma[static_cast<size_t>(c)]);
+        if (a.inGrad[2]) a.inGrad[2]->data()[c] = static_cast<float>(dbeta[static_cast<size_t>(c)]);
+    }
+}
+
 } // namespace
 
 void registerLayerNorm(OpRegistry& r)
@@ -193,6 +242,7 @@ void registerLayerNorm(OpRegistry& r)
         // About five operations per element (two moments, scale and shift).
         return 5.0 * static_cast<double>(in[0].size()) >= dnnlutil::kMinFlops;
     };
+    d.backward = backwardLayerNorm;
     r.add(std::move(d), { "_npx_layer_norm" });
 }
 

@@ -8,6 +8,7 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace opscope {
 
@@ -17,6 +18,7 @@ namespace {
 constexpr float kSeluAlpha = 1.6732632423543772848170429916717f;
 constexpr float kSeluLambda = 1.0507009873554804934193349852946f;
 constexpr float kInvSqrt2 = 0.70710678118654752440f;
+constexpr float kInvSqrt2Pi = 0.39894228040143267794f;
 
 enum class LeakyType { Elu, Gelu, Leaky, PReLU, RReLU, Selu };
 
@@ -113,6 +115,78 @@ void leakyReLUReference(
     }
 }
 
+// MXNet's gradients. leaky, elu and gelu as its oneDNN CPU path computes them, from the input (its
+// mshadow fallback reads the output, which differs only for a negative slope); selu and rrelu from
+// the output (mshadow's, no oneDNN path; rrelu's slopes from the hidden mask); prelu from the input,
+// gamma getting Σ (x > 0 ? 0 : x) · dy over every axis but the channel one (over all of them for a
+// single shared slope).
+void backwardLeakyReLU(const BackwardArgs& a)
+{
+    const auto& p = paramsAs<LeakyReLUParams>(a.params);
+    Tensor* gx = a.inGrad[0];
+    Tensor* gGamma = p.type == LeakyType::PReLU ? a.inGrad[1] : nullptr;
+    if (!a.outGrad[0]) {
+        if (gx) gx->fill(0);
+        if (gGamma) gGamma->fill(0);
+        return;
+    }
+    const int64_t n = a.in[0]->size();
+    const Eigen::Map<const Eigen::ArrayXf> dy(a.outGrad[0]->data(), n);
+    const Eigen::Map<const Eigen::ArrayXf> x(a.in[0]->data(), n);
+    const Eigen::Map<const Eigen::ArrayXf> y(a.out[0]->data(), n);
+    if (p.type == LeakyType::PReLU) {
+        const Shape& s = a.in[0]->shape();
+        const int64_t channels = s[1];
+        const int64_t inner = s.product(2, s.ndim());
+        const float* gamma = a.in[1]->data();
+        const bool shared = a.in[1]->size() == 1;
+        std::vector<double> sums(static_cast<size_t>(a.in[1]->size()), 0.0);
+        float* dx = gx ? gx->data() : nullptr;
+        for (int64_t b = 0; b < s[0]; ++b) {
+            for (int64_t c = 0; c < channels; ++c) {
+                const size_t slot = shared ? 0 : static_cast<size_t>(c);
+                const float g = gamma[slot];
+                for (int64_t i = (b * channels + c) * inner, end = i + inner; i < end; ++i) {
+                    if (dx) dx[i] = x[i] > 0.0f ? dy[i] : g * dy[i];
+                    if (x[i] <= 0.0f) sums[slot] += static_cast<double>(x[i]) * dy[i];
+                }
+            }
+        }
+        if (gGamma)
+            for (size_t k = 0; k < sums.size(); ++k)
+                gGamma->at(static_cast<int64_t>(k)) = static_cast<float>(sums[k]);
+        return;
+    }
+    if (!gx) return;
+    Eigen::Map<Eigen::ArrayXf> dx(gx->data(), n);
+    switch (p.type) {
+    case LeakyType::Leaky:
+        dx = (x > 0.0f).select(dy, p.slope * dy);
+        break;
+    case LeakyType::Elu:
+        dx = (x > 0.0f).select(dy, p.slope * x.exp() * dy);
+        break;
+    case LeakyType::Selu:
+        // mshadow_op::selu_grad: λ·(α + y) below 0, which is not the derivative λ·α·eˣ = y + λ·α; kept
+        // as MXNet computes it (its CPU build has no oneDNN path for selu).
+        dx = kSeluLambda * (y > 0.0f).select(dy, (y + kSeluAlpha) * dy);
+        break;
+    case LeakyType::Gelu:
+        // Φ(x) + x·φ(x); MXNet's y/x + x·φ(x) is the same away from x = 0, where it is 0/0.
+        dx = dy * x.unaryExpr([](float v) {
+            return 0.5f * (1.0f + std::erf(v * kInvSqrt2)) + v * kInvSqrt2Pi * std::exp(-0.5f * v * v);
+        });
+        break;
+    case LeakyType::RReLU: {
+        const Eigen::Map<const Eigen::ArrayXf> mask(a.out[1]->data(), n);
+        dx = (y > 0.0f).select(dy, mask * dy);
+        break;
+    }
+    case LeakyType::PReLU:
+        break;
+    }
+}
+
 std::unique_ptr<Kernel> makeLeakyReLUDnnl(const OpParams& op, std::span<const Shape> in, std::span<const Shape>)
 {
     using dnnl::algorithm;
@@ -159,6 +233,7 @@ void registerLeakyReLU(OpRegistry& r)
     def.dnnlPays = [](const OpParams& op, std::span<const Shape> in, std::span<const Shape>) {
         return eltwiseDnnlPays(in[0].size(), paramsAs<LeakyReLUParams>(op).type == LeakyType::Leaky ? 1.0 : 8.0);
     };
+    def.backward = backwardLeakyReLU;
     r.add(std::move(def));
 }
 

@@ -159,25 +159,34 @@ struct WindowRange {
     int64_t padded = 0;
 };
 
+using PoolWindows = std::array<std::vector<WindowRange>, 3>;
+
+PoolWindows poolWindows(const PoolGeometry& g)
+{
+    PoolWindows windows;
+    for (size_t i = 0; i < 3; ++i) {
+        const PoolAxis& a = g.axes[i];
+        for (int64_t o = 0; o < a.out; ++o) {
+            const int64_t start = o * a.stride - a.pad;
+            const int64_t paddedEnd = std::min(start + a.kernel, a.in + a.pad);
+            WindowRange w;
+            w.begin = std::max<int64_t>(start, 0);
+            w.end = std::max(w.begin, std::min(paddedEnd, a.in));
+            w.padded = paddedEnd - start;
+            windows[i].push_back(w);
+        }
+    }
+    return windows;
+}
+
 class PoolingReferenceKernel final : public Kernel {
 public:
     PoolingReferenceKernel(const PoolingParams& p, const Shape& data)
         : m_type(p.poolType)
         , m_includePad(p.countIncludePad)
         , m_geom(poolGeometry(p, data))
+        , m_windows(poolWindows(m_geom))
     {
-        for (size_t i = 0; i < 3; ++i) {
-            const PoolAxis& a = m_geom.axes[i];
-            for (int64_t o = 0; o < a.out; ++o) {
-                const int64_t start = o * a.stride - a.pad;
-                const int64_t paddedEnd = std::min(start + a.kernel, a.in + a.pad);
-                WindowRange w;
-                w.begin = std::max<int64_t>(start, 0);
-                w.end = std::max(w.begin, std::min(paddedEnd, a.in));
-                w.padded = paddedEnd - start;
-                m_windows[i].push_back(w);
-            }
-        }
     }
 
     void run(std::span<const Tensor* const> in, std::span<Tensor* const> out, RunContext&) override
@@ -221,8 +230,59 @@ private:
     PoolType m_type;
     bool m_includePad;
     PoolGeometry m_geom;
-    std::array<std::vector<WindowRange>, 3> m_windows;
+    PoolWindows m_windows;
 };
+
+// MXNet's unpool (pool.h): max sends each output's gradient to the first maximum of its window in
+// row-major order; avg spreads it over the window's data elements divided by the forward's
+// divisor; sum spreads it undivided. Windows wholly in the padding pass nothing back. Overlapping
+// windows add up.
+void backwardPooling(const BackwardArgs& a)
+{
+    Tensor* dx = a.inGrad[0];
+    if (!dx) return;
+    dx->fill(0);
+    if (!a.outGrad[0]) return;
+    const auto& p = paramsAs<PoolingParams>(a.params);
+    const PoolGeometry geom = poolGeometry(p, a.in[0]->shape());
+    const PoolWindows windows = poolWindows(geom);
+    const auto& [ad, ah, aw] = geom.axes;
+    const int64_t inPlane = ad.in * ah.in * aw.in;
+    const int64_t outPlane = ad.out * ah.out * aw.out;
+    const float* src = a.in[0]->data();
+    const float* dy = a.outGrad[0]->data();
+    float* dsrc = dx->data();
+    auto at = [&](int64_t d, int64_t h, int64_t w) { return (d * ah.in + h) * aw.in + w; };
+    for (int64_t c = 0; c < geom.planes; ++c, src += inPlane, dsrc += inPlane, dy += outPlane) {
+        const float* g = dy;
+        for (const WindowRange& wd : windows[0]) {
+            for (const WindowRange& wh : windows[1]) {
+                for (const WindowRange& ww : windows[2]) {
+                    const float grad = *g++;
+                    const int64_t nd = wd.end - wd.begin, nh = wh.end - wh.begin, nw = ww.end - ww.begin;
+                    if (nd == 0 || nh == 0 || nw == 0) continue;
+                    if (p.poolType == PoolType::Max) {
+                        int64_t best = at(wd.begin, wh.begin, ww.begin);
+                        for (int64_t d = wd.begin; d < wd.end; ++d)
+                            for (int64_t h = wh.begin; h < wh.end; ++h)
+                                for (int64_t w = ww.begin; w < ww.end; ++w)
+                                    if (src[at(d, h, w)] > src[best]) best = at(d, h, w);
+                        dsrc[best] += grad;
+                        continue;
+                    }
+                    float share = grad;
+                    if (p.poolType == PoolType::Avg)
+                        share
+                            /= static_cast<float>(p.countIncludePad ? wd.padded * wh.padded * ww.padded : nd * nh * nw);
+                    for (int64_t d = wd.begin; d < wd.end; ++d)
+                        for (int64_t h = wh.begin; h < wh.end; ++h)
+                            for (int64_t w = ww.begin; w < ww.end; ++w)
+                                dsrc[at(d, h, w)] += share;
+                }
+            }
+        }
+    }
+}
 
 // ---- oneDNN kernel ----------------------------------------------------------------------------
 
@@ -338,6 +398,7 @@ void registerPooling(OpRegistry& r)
     };
     def.dnnl = makePoolingDnnl;
     def.dnnlPays = poolingDnnlPays;
+    def.backward = backwardPooling;
     r.add(std::move(def));
 }
 

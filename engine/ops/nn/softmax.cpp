@@ -199,6 +199,22 @@ void softmaxWithLength(
     }
 }
 
+// The length input is an index (float-encoded integer): no gradient, zeros when asked for.
+void backwardSoftmax(const BackwardArgs& a, bool log)
+{
+    const auto& p = paramsAs<SoftmaxParams>(a.params);
+    if (p.useLength && a.inGrad[1]) a.inGrad[1]->fill(0);
+    Tensor* gx = a.inGrad[0];
+    if (!gx) return;
+    if (!a.outGrad[0]) {
+        gx->fill(0);
+        return;
+    }
+    const Shape& d = a.in[0]->shape();
+    softmaxBackward(axisGeometry(d, normalizedAxis(p.axis, d)), p.temperature, log, a.out[0]->data(),
+        a.outGrad[0]->data(), gx->data(), p.useLength ? a.in[1]->data() : nullptr);
+}
+
 OpDef softmaxDef(const char* name, bool log)
 {
     OpDef def;
@@ -225,6 +241,7 @@ OpDef softmaxDef(const char* name, bool log)
     def.dnnlPays = [](const OpParams& op, std::span<const Shape> in, std::span<const Shape>) {
         return softmaxDnnlPays(axisGeometry(in[0], normalizedAxis(paramsAs<SoftmaxParams>(op).axis, in[0])));
     };
+    def.backward = [log](const BackwardArgs& a) { backwardSoftmax(a, log); };
     return def;
 }
 
@@ -244,6 +261,33 @@ std::unique_ptr<Kernel> makeSoftmaxDnnlKernel(const SoftmaxGeometry& g, bool log
         return std::make_unique<SoftmaxDnnlKernel>(g, log);
     } catch (const dnnl::error&) {
         return nullptr;
+    }
+}
+
+void softmaxBackward(const SoftmaxGeometry& g, float temperature, bool log, const float* y, const float* dy, float* dx,
+    const float* lengths)
+{
+    const double invTemp = 1.0 / static_cast<double>(temperature);
+    for (int64_t o = 0; o < g.outer; ++o) {
+        for (int64_t i = 0; i < g.inner; ++i) {
+            const int64_t base = o * g.n * g.inner + i;
+            const int64_t len
+                = lengths ? std::clamp<int64_t>(static_cast<int64_t>(lengths[o * g.inner + i]), 0, g.n) : g.n;
+            double sum = 0;
+            for (int64_t j = 0; j < len; ++j) {
+                const int64_t k = base + j * g.inner;
+                sum += log ? static_cast<double>(dy[k]) : static_cast<double>(dy[k]) * y[k];
+            }
+            for (int64_t j = 0; j < g.n; ++j) {
+                const int64_t k = base + j * g.inner;
+                if (j >= len) {
+                    dx[k] = 0.0f;
+                    continue;
+                }
+                const double v = log ? dy[k] - std::exp(static_cast<double>(y[k])) * sum : y[k] * (dy[k] - sum);
+                dx[k] = static_cast<float>(v * invTemp);
+            }
+        }
     }
 }
 

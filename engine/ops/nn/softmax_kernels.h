@@ -25,6 +25,13 @@ std::unique_ptr<Kernel> makeSoftmaxReferenceKernel(const SoftmaxGeometry& g, flo
 std::unique_ptr<Kernel> makeSoftmaxDnnlKernel(const SoftmaxGeometry& g, bool log);
 bool softmaxDnnlPays(const SoftmaxGeometry& g);
 
+/// MXNet's SoftmaxGrad, the input gradient dx of y = softmax(x / temperature) over the geometry's
+/// middle axis given dy: y·(dy − Σ dy·y) / temperature, or for log_softmax (`log`)
+/// (dy − exp(y)·Σ dy) / temperature. With `lengths` (one per softmax, as softmax's use_length) only
+/// the first clamp(length, 0, n) elements of each softmax take part; the others get 0.
+void softmaxBackward(const SoftmaxGeometry& g, float temperature, bool log, const float* y, const float* dy, float* dx,
+    const float* lengths = nullptr);
+
 /// SoftmaxOutput and SoftmaxActivation (softmax_output.cpp); registered by registerSoftmax.
 void registerSoftmaxOutput(OpRegistry& r);
 

@@ -1,10 +1,14 @@
 // SoftmaxOutput (MXNet 1.9 src/operator/softmax_output.cc) and SoftmaxActivation
-// (src/operator/nn/softmax_activation.cc). Forward only: both are a softmax over an axis chosen by
-// their attributes; SoftmaxOutput's label and gradient attributes matter only in backward.
+// (src/operator/nn/softmax_activation.cc). Both are a softmax over an axis chosen by their
+// attributes; SoftmaxOutput's label and gradient attributes matter only in backward.
 
 #include "core/error.h"
 #include "ops/nn/softmax_kernels.h"
 #include "ops/registry.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
 
 namespace opscope {
 
@@ -81,6 +85,77 @@ void inferSoftmaxOutput(const OpParams& op, std::vector<Shape>& in, std::vector<
     out[0] = d;
 }
 
+// A class label as MXNet's SoftmaxGrad reads it: static_cast<int>, truncating toward zero. Values
+// no int holds (NaN included) match no class.
+int64_t labelClass(float v)
+{
+    constexpr float kLimit = 2147483648.0f;
+    return std::fabs(v) < kLimit ? static_cast<int64_t>(v) : std::numeric_limits<int64_t>::min();
+}
+
+// MXNet's SoftmaxOutput backward (softmax_output-inl.h). It ignores the head gradient (null or not)
+// and returns the cross-entropy gradient: (softmax − one_hot(label)) · scale, the one-hot
+// smoothed by smooth_alpha. A label of the data's shape holds probabilities: (softmax − label) ·
+// grad_scale, nothing else applied. Otherwise the labels are class indices, one per softmax (per
+// row; for multi_output per (n, position)): an index outside [0, C) subtracts nothing; with
+// use_ignore a softmax whose label is ignore_label gets 0. scale is grad_scale divided by the number
+// of labels (batch) or of labels other than ignore_label, at least 1 (valid); multi_output also
+// divides by the spatial size except with valid, even for null.
+void backwardSoftmaxOutput(const BackwardArgs& a)
+{
+    const auto& p = paramsAs<SoftmaxOutputParams>(a.params);
+    if (a.inGrad[1]) a.inGrad[1]->fill(0); // the label gets no gradient
+    Tensor* gx = a.inGrad[0];
+    if (!gx) return;
+    const Tensor& y = *a.out[0];
+    const Tensor& label = *a.in[1];
+    float* dx = gx->data();
+    const int64_t size = y.size();
+    if (label.shape() == y.shape()) {
+        for (int64_t i = 0; i < size; ++i)
+            dx[i] = (y.at(i) - label.at(i)) * p.gradScale;
+    } else {
+        const SoftmaxGeometry g = softmaxOutputGeometry(p, y.shape());
+        const int64_t ignore = labelClass(p.ignoreLabel);
+        const float smooth = g.n > 1 ? p.smoothAlpha / static_cast<float>(g.n - 1) : 0.0f;
+        // Without multi_output MXNet reads label[row] for each of the `outer` rows (the label may
+        // hold more values when the data has more than 2 dimensions; only the first are read).
+        for (int64_t o = 0; o < g.outer; ++o) {
+            for (int64_t i = 0; i < g.inner; ++i) {
+                const int64_t k = labelClass(label.at(o * g.inner + i));
+                const int64_t base = o * g.n * g.inner + i;
+                const bool ignored = p.useIgnore && k == ignore;
+                for (int64_t j = 0; j < g.n; ++j) {
+                    const int64_t e = base + j * g.inner;
+                    dx[e] = ignored ? 0.0f : y.at(e) - (j == k ? 1.0f - p.smoothAlpha : smooth);
+                }
+            }
+        }
+        const int64_t labels = label.size();
+        int64_t count = 1;
+        if (p.normalization == "batch") {
+            // MXNet's label.size(0): the batch for multi_output's (N, positions) view, every label otherwise.
+            count = p.multiOutput ? y.shape()[0] : labels;
+        } else if (p.normalization == "valid") {
+            count = labels;
+            for (int64_t i = 0; i < labels; ++i)
+                if (labelClass(label.at(i)) == ignore) --count;
+            count = std::max<int64_t>(count, 1);
+        }
+        float scale = p.gradScale;
+        if (p.multiOutput && p.normalization != "valid") scale /= static_cast<float>(g.inner);
+        scale /= static_cast<float>(count);
+        for (int64_t i = 0; i < size; ++i)
+            dx[i] *= scale;
+    }
+    if (p.outGrad) {
+        // MXNet 1.x's FGradient hands the backward node only (output, label); with out_grad its
+        // SoftmaxOutputGradCompute passes the output where the legacy operator took the head gradient.
+        for (int64_t i = 0; i < size; ++i)
+            dx[i] *= y.at(i);
+    }
+}
+
 // ---- SoftmaxActivation ------------------------------------------------------------------------
 
 struct SoftmaxActivationParams : OpParams {
@@ -101,6 +176,18 @@ SoftmaxGeometry softmaxActivationGeometry(const SoftmaxActivationParams& p, cons
 {
     if (p.channel) return { d[0], d[1], d.size() / (d[0] * d[1]) };
     return { d.size() / d.dim(-1), d.dim(-1), 1 };
+}
+
+void backwardSoftmaxActivation(const BackwardArgs& a)
+{
+    Tensor* gx = a.inGrad[0];
+    if (!gx) return;
+    if (!a.outGrad[0]) {
+        gx->fill(0);
+        return;
+    }
+    const SoftmaxGeometry g = softmaxActivationGeometry(paramsAs<SoftmaxActivationParams>(a.params), a.in[0]->shape());
+    softmaxBackward(g, 1.0f, false, a.out[0]->data(), a.outGrad[0]->data(), gx->data());
 }
 
 template <class P, SoftmaxGeometry (*Geometry)(const P&, const Shape&)> OpDef softmaxLikeDef()
@@ -130,6 +217,7 @@ void registerSoftmaxOutput(OpRegistry& r)
     out.numInputs = [](const OpParams&) { return 2; };
     out.inputNames = [](const OpParams&) { return std::vector<std::string> { "data", "label" }; };
     out.inferShape = inferSoftmaxOutput;
+    out.backward = backwardSoftmaxOutput;
     r.add(std::move(out), { "Softmax" }); // MXNet's deprecated name for it
 
     // MXNet registers no input names for SoftmaxActivation (hence `<node>_input0`).
@@ -144,6 +232,7 @@ void registerSoftmaxOutput(OpRegistry& r)
             throw ShapeError("input 'input0': mode 'channel' needs 3 or more dimensions (N, C, ...), got " + d.str());
         out[0] = d;
     };
+    act.backward = backwardSoftmaxActivation;
     r.add(std::move(act));
 }
 

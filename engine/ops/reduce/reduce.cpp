@@ -172,6 +172,51 @@ void reduceReference(ReduceOp op, const ReducePlan& plan, const Tensor& x, const
     if (op == ReduceOp::Mean) ArrayMap(out, outSize) /= static_cast<float>(x.size() / outSize); // as MXNet: sum / count
 }
 
+/// MXNet's _backward_sum / _backward_mean (the output's gradient broadcast back over the reduced
+/// axes, divided by the count for mean) and _backward_max (g · (x == y): every position equal to
+/// the maximum gets the whole gradient, ties included; NaN positions get none).
+void reduceBackward(ReduceOp op, const ReducePlan& plan, const Tensor& x, const Tensor& y, const Tensor& dy, Tensor& dx)
+{
+    if (x.size() == 0) return;
+    const int n = plan.groups;
+    const float* in = x.data();
+    const float* out = y.data();
+    const float* g = dy.data();
+    float* d = dx.data();
+    const int64_t len = plan.ext[n - 1];
+    const bool innerReduced = plan.red[n - 1];
+    const int64_t rows = x.size() / len;
+    const float count = static_cast<float>(x.size() / y.size());
+    std::array<int64_t, Shape::kMaxDims> idx {};
+    int64_t offIn = 0, offOut = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+        ArrayMap dst(d + offIn, len);
+        ConstArrayMap row(in + offIn, len);
+        if (innerReduced) {
+            const float gv = g[offOut], yv = out[offOut];
+            if (op == ReduceOp::Max)
+                dst = gv * (row == yv).cast<float>();
+            else
+                dst.setConstant(gv);
+        } else {
+            ConstArrayMap gr(g + offOut, len);
+            if (op == ReduceOp::Max)
+                dst = gr * (row == ConstArrayMap(out + offOut, len)).cast<float>();
+            else
+                dst = gr;
+        }
+        for (int k = n - 2; k >= 0; --k) {
+            offIn += plan.inStride[k];
+            offOut += plan.outStride[k];
+            if (++idx[k] < plan.ext[k]) break;
+            offIn -= plan.inStride[k] * plan.ext[k];
+            offOut -= plan.outStride[k] * plan.ext[k];
+            idx[k] = 0;
+        }
+    }
+    if (op == ReduceOp::Mean) ArrayMap(d, dx.size()) /= count;
+}
+
 /// oneDNN reduction over the keepdims view of the output (same memory as the output).
 class DnnlReduceKernel final : public Kernel {
 public:
@@ -258,6 +303,16 @@ OpDef reduceOp(const std::string& name, ReduceOp op)
     }
     d.dnnlPays = [](const OpParams&, std::span<const Shape> in, std::span<const Shape>) {
         return in[0].size() >= kDnnlMinElements;
+    };
+    d.backward = [op](const BackwardArgs& a) {
+        Tensor* dx = a.inGrad[0];
+        if (!dx) return;
+        if (!a.outGrad[0]) {
+            dx->fill(0);
+            return;
+        }
+        const ReducePlan plan = makePlan(paramsAs<ReduceParams>(a.params), a.in[0]->shape());
+        reduceBackward(op, plan, *a.in[0], *a.out[0], *a.outGrad[0], *dx);
     };
     return d;
 }

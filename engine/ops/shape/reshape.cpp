@@ -47,6 +47,18 @@ std::unique_ptr<Kernel> makeCopyKernel(const OpParams&, std::span<const Shape>, 
     return std::make_unique<CopyKernel>();
 }
 
+// The gradient of every operator here is the output's gradient with the input's shape (MXNet's
+// _backward_copy / _backward_reshape, identity copies).
+void backwardCopy(const BackwardArgs& a)
+{
+    Tensor* dx = a.inGrad[0];
+    if (!dx) return;
+    if (a.outGrad[0])
+        shapeops::copyAll(*a.outGrad[0], *dx);
+    else
+        dx->fill(0);
+}
+
 auto constant(int n)
 {
     return [n](const OpParams&) { return n; };
@@ -229,6 +241,7 @@ OpDef unaryShapeOp(std::string name)
     d.numInputs = constant(1);
     d.numOutputs = constant(1);
     d.reference = makeCopyKernel;
+    d.backward = backwardCopy;
     return d;
 }
 

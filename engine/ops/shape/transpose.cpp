@@ -240,6 +240,26 @@ std::unique_ptr<Kernel> makeDnnl(const OpParams& params, std::span<const Shape> 
         makePlan(in[0], permutation(paramsAs<TransposeParams>(params), in[0])));
 }
 
+// The gradient is the output's gradient transposed back by the inverse permutation (MXNet's
+// FGradient for transpose is a transpose node with the inverse axes).
+void backwardTranspose(const BackwardArgs& a)
+{
+    Tensor* dx = a.inGrad[0];
+    if (!dx) return;
+    if (!a.outGrad[0]) {
+        dx->fill(0);
+        return;
+    }
+    const std::vector<int> perm = permutation(paramsAs<TransposeParams>(a.params), a.in[0]->shape());
+    std::vector<int> inverse(perm.size());
+    for (size_t i = 0; i < perm.size(); ++i)
+        inverse[static_cast<size_t>(perm[i])] = static_cast<int>(i);
+    TransposeKernel kernel(makePlan(a.outGrad[0]->shape(), inverse));
+    const Tensor* in[] = { a.outGrad[0] };
+    Tensor* out[] = { dx };
+    kernel.run(in, out, a.ctx);
+}
+
 } // namespace
 
 void registerTranspose(OpRegistry& r)
@@ -258,6 +278,7 @@ void registerTranspose(OpRegistry& r)
     d.dnnlPays = [](const OpParams&, std::span<const Shape> in, std::span<const Shape>) {
         return in[0].size() >= kDnnlMinValues;
     };
+    d.backward = backwardTranspose;
     r.add(std::move(d));
 }
 

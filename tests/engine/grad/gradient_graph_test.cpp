@@ -6,6 +6,7 @@
 #include "exec/executor.h"
 #include "exec/gradient.h"
 
+#include <algorithm>
 #include <gtest/gtest.h>
 #include <map>
 
@@ -77,6 +78,10 @@ TEST(GradientGraph, NamesBackwardNodesAfterTheirForwardNodes)
     EXPECT_EQ(g.node(*g.findNode("fc0_backward")).blockPath, "net/a");
     EXPECT_EQ(g.node(*g.findNode("fc0_backward")).outputSlots,
         (std::vector<std::string> { "data_grad", "weight_grad", "bias_grad" }));
+    // With only w2 wanted, fc2's backward gives that one gradient.
+    const GradientGraph only = buildGradientGraph(fwd, { "w2" });
+    EXPECT_EQ(only.graph.node(*only.graph.findNode("fc2_backward")).outputSlots,
+        (std::vector<std::string> { "weight_grad" }));
     // data's two gradients are summed.
     EXPECT_TRUE(g.findNode("data_grad_sum1"));
     EXPECT_EQ(g.heads().size(), 2u + 5u);
@@ -134,4 +139,47 @@ TEST(GradientGraph, OnlyWhatIsAskedForAndClearErrors)
     EXPECT_TRUE(gg.graph.findNode("fc2_backward"));
     EXPECT_THROW(buildGradientGraph(fwd, { "nope" }), GraphError);
     EXPECT_THROW(buildGradientGraph(fwd, { "fc0" }), GraphError);
+}
+
+TEST(GradientGraph, TheBackwardPassAloneReadsWhatTheForwardRunKept)
+{
+    const Graph fwd = twoBranchGraph();
+    const std::vector<std::string> wrt { "data", "w0", "b0", "w1", "w2" };
+    const GradientGraph combined = buildGradientGraph(fwd, wrt);
+    const GradientGraph alone = buildGradientGraph(fwd, wrt, true);
+    EXPECT_EQ(alone.numForwardHeads, 0u);
+    for (const Node& n : alone.graph.nodes())
+        EXPECT_TRUE(n.isVariable() || n.op.rfind("_backward_", 0) == 0 || n.op == "elemwise_add") << n.name;
+    ASSERT_FALSE(alone.saved.empty());
+    EXPECT_NE(std::find(alone.savedNames.begin(), alone.savedNames.end(), "fc0_output"), alone.savedNames.end());
+
+    std::map<std::string, Tensor> values {
+        { "data", rnd({ 3, 5 }, 1) },
+        { "w0", rnd({ 4, 5 }, 2) },
+        { "b0", rnd({ 4 }, 3) },
+        { "w1", rnd({ 2, 5 }, 4) },
+        { "w2", rnd({ 2, 4 }, 5) },
+    };
+    // The forward run keeps the saved entries as extra heads.
+    const Graph kept = withExtraHeads(fwd, alone.saved);
+    const std::vector<Tensor> fout = runByName(kept, values);
+    ASSERT_EQ(fout.size(), fwd.heads().size() + alone.saved.size());
+    std::map<std::string, Tensor> bind = values;
+    for (size_t i = 0; i < alone.saved.size(); ++i)
+        bind[alone.savedNames[i]] = fout[fwd.heads().size() + i];
+    bind[alone.headGradNames[0]] = rnd({ 3, 2 }, 6);
+    bind[alone.headGradNames[1]] = rnd({ 3, 2 }, 7);
+    // Bind only what the backward graph has (the data variable may be gone).
+    std::map<std::string, Tensor> needed;
+    for (uint32_t v : alone.graph.variables())
+        needed[alone.graph.node(v).name] = bind.at(alone.graph.node(v).name);
+    const std::vector<Tensor> a = runByName(alone.graph, needed);
+    std::map<std::string, Tensor> all = values;
+    all[combined.headGradNames[0]] = bind[alone.headGradNames[0]];
+    all[combined.headGradNames[1]] = bind[alone.headGradNames[1]];
+    const std::vector<Tensor> c = runByName(combined.graph, all);
+    ASSERT_EQ(a.size(), wrt.size());
+    for (size_t w = 0; w < wrt.size(); ++w)
+        for (int64_t e = 0; e < a[w].size(); ++e)
+            EXPECT_FLOAT_EQ(a[w].at(e), c[2 + w].at(e)) << wrt[w];
 }
