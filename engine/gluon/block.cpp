@@ -160,6 +160,7 @@ void HybridBlock::hybridize(bool active, const ExecFlags& flags)
 void HybridBlock::clearCache()
 {
     m_exec.reset();
+    m_training.clear();
     if (m_fixedGraph) {
         m_args.clear();
         return;
@@ -215,6 +216,7 @@ void HybridBlock::setFixedGraph(
     m_bindParam = std::move(bindParam);
     m_fixedGraph = true;
     m_exec.reset();
+    m_training.clear();
 }
 
 std::vector<Value> HybridBlock::traceInto(const std::vector<Value>& inputs)
@@ -267,6 +269,7 @@ void HybridBlock::buildGraph(size_t numInputs)
     }
     m_graph = std::move(graph);
     m_exec.reset();
+    m_training.clear();
 }
 
 std::shared_ptr<const Graph> HybridBlock::trace(const std::vector<Shape>& inputShapes)

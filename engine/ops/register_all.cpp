@@ -22,6 +22,7 @@ void registerAllOps(OpRegistry& r)
     registerUnary(r);
     registerUnaryActivation(r);
     registerReduce(r);
+    registerPick(r);
     registerDot(r);
     registerBackwardOps(r); // last: wraps the gradients of everything above
 }

@@ -23,6 +23,7 @@ void registerScalarOps(OpRegistry& r); // _plus_scalar … _power_scalar
 void registerUnary(OpRegistry& r); // exp, log, sqrt, square, abs, negative, clip
 void registerUnaryActivation(OpRegistry& r); // relu, sigmoid, tanh, softsign
 void registerReduce(OpRegistry& r); // sum, mean, max
+void registerPick(OpRegistry& r); // pick, reshape_like (reduce/pick.cpp)
 void registerDot(OpRegistry& r); // dot, batch_dot
 
 /// `_backward_<Op>` for every operator registered so far that has a gradient (backward_ops.cpp).

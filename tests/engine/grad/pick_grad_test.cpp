@@ -103,19 +103,18 @@ TEST(Pick, MiddleAxisOfA3DInput)
 
 TEST(Pick, ShapeAndAttributeErrors)
 {
-    EXPECT_NE(errorOf<Error>([] { pick(example(), values({ 2 }, { 0, 1 }), { { "axis", "1" } }); }).find("index"),
-        std::string::npos);
-    EXPECT_NE(errorOf<Error>([] { pick(example(), values({ 3 }, { 0, 1, 0 }), { { "axis", "2" } }); })
-                  .find("out of range"),
-        std::string::npos);
-    EXPECT_NE(errorOf<Error>([] { pick(example(), values({ 3 }, { 0, 1, 0 }), { { "axis", "None" } }); })
-                  .find("axis"),
-        std::string::npos);
-    EXPECT_NE(errorOf<Error>([] { pick(example(), values({ 3 }, { 0, 1, 0 }), { { "mode", "raise" } }); })
-                  .find("mode"),
-        std::string::npos);
+    auto error = [](const Tensor& index, const AttrMap& attrs) {
+        return errorOf<Error>([&] { pick(example(), index, attrs); });
+    };
+    const Tensor three = values({ 3 }, { 0, 1, 0 });
+    EXPECT_NE(error(values({ 2 }, { 0, 1 }), { { "axis", "1" } }).find("index"), std::string::npos);
+    EXPECT_NE(error(three, { { "axis", "2" } }).find("out of range"), std::string::npos);
+    EXPECT_NE(error(three, { { "axis", "None" } }).find("axis"), std::string::npos);
+    EXPECT_NE(error(three, { { "mode", "raise" } }).find("mode"), std::string::npos);
+    // The index's shape is not inferred (either form would do), the output's is.
     std::vector<Shape> in { Shape({ 4, 5 }), Shape() };
     EXPECT_EQ(inferOpShapes("pick", { { "axis", "0" } }, in), (std::vector<Shape> { Shape({ 5 }) }));
+    EXPECT_EQ(in[1].ndim(), 0);
 }
 
 TEST(PickGrad, ScattersIntoThePickedPositions)
@@ -126,9 +125,10 @@ TEST(PickGrad, ScattersIntoThePickedPositions)
     const auto g = invokeBackward("pick", { { "axis", "1" } }, { example(), idx }, outs, { dy });
     EXPECT_EQ(g[0].toVector(), (std::vector<float> { 0, 0.5f, 0, -2, 3, 0 }));
     EXPECT_EQ(g[1].toVector(), (std::vector<float> { 0, 0, 0 }));
-    const auto wrapped = invokeBackward("pick", { { "axis", "0" }, { "mode", "wrap" } },
-        { example(), values({ 2 }, { -1, 4 }) }, invokeOp("pick", { { "axis", "0" }, { "mode", "wrap" } },
-        { example(), values({ 2 }, { -1, 4 }) }), { values({ 2 }, { 1, 2 }) });
+    const auto wrapped
+        = invokeBackward("pick", { { "axis", "0" }, { "mode", "wrap" } }, { example(), values({ 2 }, { -1, 4 }) },
+            invokeOp("pick", { { "axis", "0" }, { "mode", "wrap" } }, { example(), values({ 2 }, { -1, 4 }) }),
+            { values({ 2 }, { 1, 2 }) });
     EXPECT_EQ(wrapped[0].toVector(), (std::vector<float> { 0, 0, 0, 2, 1, 0 })); // x[2, 0] and x[1, 1]
 }
 
@@ -172,8 +172,9 @@ TEST(ReshapeLike, TakesTheShapeOfRhs)
     EXPECT_EQ(inferOpShapes("reshape_like",
                   { { "lhs_begin", "-1" }, { "lhs_end", "None" }, { "rhs_begin", "1" }, { "rhs_end", "None" } }, in)[0],
         Shape({ 30, 2, 2, 3 }));
-    EXPECT_NE(errorOf<Error>([&] { invokeOp("reshape_like", {}, { x, Tensor::zeros({ 4, 2 }) }); })
-                  .find("different sizes"),
+    EXPECT_NE(errorOf<Error>([&] {
+        invokeOp("reshape_like", {}, { x, Tensor::zeros({ 4, 2 }) });
+    }).find("different sizes"),
         std::string::npos);
 }
 
