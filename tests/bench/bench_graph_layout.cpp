@@ -59,12 +59,14 @@ void layout(benchmark::State& state, int blocks, int ops, bool fit)
 void BM_LayoutOpened3000Ops(benchmark::State& s) { layout(s, 60, 50, true); }
 void BM_LayoutExpanded450Ops(benchmark::State& s) { layout(s, 9, 50, false); }
 void BM_LayoutExpanded150Ops(benchmark::State& s) { layout(s, 3, 50, false); }
+void BM_LayoutExpanded3000Ops(benchmark::State& s) { layout(s, 60, 50, false); }
 
 } // namespace
 
 BENCHMARK(BM_LayoutOpened3000Ops)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_LayoutExpanded150Ops)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_LayoutExpanded450Ops)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+BENCHMARK(BM_LayoutExpanded3000Ops)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 
 int main(int argc, char** argv)
 {
