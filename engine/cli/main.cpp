@@ -2,9 +2,9 @@
 
 #include "cli/break_command.h"
 #include "cli/commands.h"
+#include "cli/train_command.h"
 
 #include <CLI/CLI.hpp>
-
 #include <iostream>
 
 using namespace opscope::cli;
@@ -41,6 +41,15 @@ int main(int argc, char** argv)
         "stop at the first op whose output matches: nan, inf, naninf, zero, \"max>T\", \"min<T\", \"absmax>T\", "
         "\"mean>T\", \"mean<T\", \"std>T\", \"std<T\", \"zeros>P\"");
 
+    TrainOptions t;
+    auto* train = app.add_subcommand("train", "train a built-in sample on its own data (mlp: spirals, lenet: digits)");
+    train->add_option("MODEL", t.model, "sample:mlp or sample:lenet")->required();
+    train->add_option("--epochs", t.epochs, "epochs (default: the sample's)")->check(CLI::PositiveNumber);
+    train->add_option("--batch", t.batch, "mini-batch size (default: the sample's)")->check(CLI::PositiveNumber);
+    train->add_option("--lr", t.lr, "learning rate (default: the sample's)")->check(CLI::PositiveNumber);
+    train->add_option("--seed", t.seed, "seed of the data, the initial parameters and the shuffling");
+    train->add_option("--save", t.save, "write PREFIX-symbol.json and PREFIX-0000.params after training");
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -51,11 +60,9 @@ int main(int argc, char** argv)
         app.exit(e);
         return kUsage;
     }
-    if (app.got_subcommand("list"))
-        return listCommand();
-    if (app.got_subcommand("info"))
-        return infoCommand(infoModel, infoParams, infoInputs);
-    if (!r.breaks.empty() || !r.breakOn.empty())
-        return runWithBreakpoints(r);
+    if (app.got_subcommand("list")) return listCommand();
+    if (app.got_subcommand("train")) return trainCommand(t);
+    if (app.got_subcommand("info")) return infoCommand(infoModel, infoParams, infoInputs);
+    if (!r.breaks.empty() || !r.breakOn.empty()) return runWithBreakpoints(r);
     return runCommand(r);
 }

@@ -2,27 +2,33 @@
 
 #include "core/error.h"
 #include "gluon/name_manager.h"
+#include "io/params_file.h"
 #include "models/sample_models.h"
 #include "tensor/random.h"
 
 namespace opscope::samples {
 
+extern const unsigned char kLenetWeights[];
+extern const std::size_t kLenetWeights_size;
+
 namespace {
-    struct Entry {
-        const char* name;
-        const char* description;
-        Sample (*make)(uint64_t seed);
-    };
-    const Entry kEntries[] = {
-        { "mlp", "multilayer perceptron on 2-D points (spirals): Dense(32, relu), Dense(32, relu), Dense(3)", makeMlp },
-        { "lenet", "the MNIST network of MXNet's Gluon tutorial: two tanh Conv2D + max pooling, two tanh Dense",
-            makeLenet },
-        { "mini-resnet", "small residual network: Conv2D, BatchNorm, residual add, global average pooling", makeMiniResnet },
-        { "tiny-transformer", "one attention block: Embedding, batch_dot attention, softmax, LayerNorm, Dense(flatten=false)",
-            makeTinyTransformer },
-        { "nan-demo", "a network whose log node turns negative values into NaN for its default input", makeNanDemo },
-    };
-}
+struct Entry {
+    const char* name;
+    const char* description;
+    Sample (*make)(uint64_t seed);
+};
+const Entry kEntries[] = {
+    { "mlp", "multilayer perceptron on 2-D points (spirals): Dense(32, relu), Dense(32, relu), Dense(3)", makeMlp },
+    { "lenet", "the MNIST network of MXNet's Gluon tutorial: two tanh Conv2D + max pooling, two tanh Dense",
+        makeLenet },
+    { "mini-resnet", "small residual network: Conv2D, BatchNorm, residual add, global average pooling",
+        makeMiniResnet },
+    { "tiny-transformer",
+        "one attention block: Embedding, batch_dot attention, softmax, LayerNorm, Dense(flatten=false)",
+        makeTinyTransformer },
+    { "nan-demo", "a network whose log node turns negative values into NaN for its default input", makeNanDemo },
+};
+} // namespace
 
 std::vector<std::string> sampleNames()
 {
@@ -35,19 +41,26 @@ std::vector<std::string> sampleNames()
 std::string sampleDescription(const std::string& name)
 {
     for (const Entry& e : kEntries)
-        if (name == e.name)
-            return e.description;
+        if (name == e.name) return e.description;
     return {};
 }
 
-Sample makeSample(const std::string& name, uint64_t seed)
+Sample makeSample(const std::string& name, uint64_t seed, bool pretrained)
 {
     for (const Entry& e : kEntries) {
-        if (name != e.name)
-            continue;
+        if (name != e.name) continue;
         gluon::resetNaming();
         globalGenerator().seed(seed);
         Sample s = e.make(seed);
+        if (pretrained && name == std::string("lenet")) {
+            const std::string bytes(reinterpret_cast<const char*>(kLenetWeights), kLenetWeights_size);
+            const gluon::ParameterDict params = s.block->collect_params();
+            for (const auto& [key, value] : parseParams(bytes, "lenet-0000.params (built in)")) {
+                const std::string pname = stripParamPrefix(key);
+                if (!params.contains(pname)) throw Error("lenet-0000.params (built in): unknown parameter " + pname);
+                params.at(pname)->set_data(value.copy());
+            }
+        }
         s.name = e.name;
         s.description = e.description;
         if (s.inputNames.empty()) {

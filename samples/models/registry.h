@@ -23,8 +23,9 @@ std::vector<std::string> sampleNames();
 /// One-line description of a built-in model.
 std::string sampleDescription(const std::string& name);
 /// Builds a built-in model (not hybridized) with parameters initialised from `seed` and its default
-/// input. Block names start from a fresh count, so node names are the same every time.
+/// input. Block names start from a fresh count, so node names are the same every time. With
+/// `pretrained`, a sample that ships trained weights (lenet) gets them instead of its initial ones.
 /// Throws UsageError for an unknown name (listing the known ones).
-Sample makeSample(const std::string& name, uint64_t seed = 0);
+Sample makeSample(const std::string& name, uint64_t seed = 0, bool pretrained = true);
 
 } // namespace opscope::samples

@@ -3,6 +3,7 @@
 #include "gluon/nn/basic_layers.h"
 #include "gluon/nn/conv_layers.h"
 #include "gluon/sequential.h"
+#include "models/datasets.h"
 #include "tensor/random.h"
 
 #include <algorithm>
@@ -13,126 +14,126 @@ namespace opscope::samples {
 using namespace gluon;
 
 namespace {
-    nn::Conv::Options convOpts(std::optional<std::string> act, int64_t pad = 0, int64_t stride = 1, bool bias = true)
-    {
-        nn::Conv::Options o;
-        o.activation = std::move(act);
-        o.padding = { pad, pad };
-        o.strides = { stride, stride };
-        o.use_bias = bias;
-        return o;
-    }
-
-    // conv-bn-relu-conv-bn + identity, relu (ResNet v1 basic block, same width).
-    struct ResidualUnit : HybridBlock {
-        explicit ResidualUnit(int64_t channels)
-            : HybridBlock("residualunit", std::nullopt)
-        {
-            auto scope = name_scope();
-            conv1 = std::make_shared<nn::Conv2D>(channels, 3, convOpts(std::nullopt, 1, 1, false));
-            bn1 = std::make_shared<nn::BatchNorm>();
-            conv2 = std::make_shared<nn::Conv2D>(channels, 3, convOpts(std::nullopt, 1, 1, false));
-            bn2 = std::make_shared<nn::BatchNorm>();
-            for (BlockPtr b : std::initializer_list<BlockPtr> { conv1, bn1, conv2, bn2 })
-                register_child(b);
-        }
-        std::vector<Value> hybrid_forward(const F& F, const std::vector<Value>& x) override
-        {
-            Value y = F.relu((*bn1)((*conv1)(x[0])));
-            y = (*bn2)((*conv2)(y));
-            return { F.relu(F.elemwise_add(y, x[0])) };
-        }
-        std::shared_ptr<nn::Conv2D> conv1, conv2;
-        std::shared_ptr<nn::BatchNorm> bn1, bn2;
-    };
-
-    // Single-head self-attention with residual connections and a feed-forward layer.
-    struct TinyTransformer : HybridBlock {
-        TinyTransformer(int64_t vocab, int64_t units)
-            : HybridBlock("tinytransformer", std::nullopt)
-            , m_units(units)
-        {
-            auto scope = name_scope();
-            auto dense = [&](int64_t n, std::optional<std::string> act, const char* prefix) {
-                return std::make_shared<nn::Dense>(n, std::move(act), true, false, nullptr, nullptr, 0, prefix);
-            };
-            embed = std::make_shared<nn::Embedding>(vocab, units);
-            query = dense(units, std::nullopt, "query_");
-            key = dense(units, std::nullopt, "key_");
-            value = dense(units, std::nullopt, "value_");
-            norm1 = std::make_shared<nn::LayerNorm>();
-            ffn1 = dense(2 * units, "relu", "ffn1_");
-            ffn2 = dense(units, std::nullopt, "ffn2_");
-            norm2 = std::make_shared<nn::LayerNorm>();
-            out = dense(vocab, std::nullopt, "out_");
-            for (BlockPtr b : std::initializer_list<BlockPtr> { embed, query, key, value, norm1, ffn1, ffn2, norm2, out })
-                register_child(b);
-        }
-        std::vector<Value> hybrid_forward(const F& F, const std::vector<Value>& x) override
-        {
-            Value h = (*embed)(x[0]); // (batch, seq, units)
-            // Each value is computed right before its first use, so eager calls run in graph order
-            // and report hooks in the same order as the hybridized graph.
-            Value q = (*query)(h), k = (*key)(h);
-            Value scores = F.mul_scalar(F.batch_dot(q, k, false, true), 1.0 / std::sqrt(static_cast<double>(m_units)));
-            Value attn = F.softmax(scores, -1);
-            Value ctx = F.batch_dot(attn, (*value)(h));
-            h = (*norm1)(F.elemwise_add(h, ctx));
-            Value f = (*ffn2)((*ffn1)(h));
-            h = (*norm2)(F.elemwise_add(h, f));
-            return { F.log_softmax((*out)(h), -1) };
-        }
-        int64_t m_units;
-        std::shared_ptr<nn::Embedding> embed;
-        std::shared_ptr<nn::Dense> query, key, value, ffn1, ffn2, out;
-        std::shared_ptr<nn::LayerNorm> norm1, norm2;
-    };
-
-    // Dense → Dense (bias -1, so some values are negative) → log (NaN there) → Dense.
-    struct NanDemo : HybridBlock {
-        NanDemo()
-            : HybridBlock("nandemo", std::nullopt)
-        {
-            auto scope = name_scope();
-            fc1 = std::make_shared<nn::Dense>(8, "relu");
-            fc2 = std::make_shared<nn::Dense>(4, std::nullopt, true, true, nullptr, std::make_shared<Constant>(-1.0f));
-            fc3 = std::make_shared<nn::Dense>(2);
-            register_child(fc1);
-            register_child(fc2);
-            register_child(fc3);
-        }
-        std::vector<Value> hybrid_forward(const F& F, const std::vector<Value>& x) override
-        {
-            Value h = (*fc2)((*fc1)(x[0]));
-            return { (*fc3)(F.log(h)) };
-        }
-        std::shared_ptr<nn::Dense> fc1, fc2, fc3;
-    };
-
-    // Strokes of each digit as polylines in a unit box (x right, y down).
-    const std::vector<std::vector<std::pair<float, float>>>& digitStrokes(int d)
-    {
-        static const std::vector<std::vector<std::vector<std::pair<float, float>>>> kDigits = {
-            { { { 0.5f, 0.0f }, { 0.15f, 0.2f }, { 0.1f, 0.5f }, { 0.15f, 0.8f }, { 0.5f, 1.0f }, { 0.85f, 0.8f },
-                { 0.9f, 0.5f }, { 0.85f, 0.2f }, { 0.5f, 0.0f } } },
-            { { { 0.3f, 0.2f }, { 0.55f, 0.0f }, { 0.55f, 1.0f } } },
-            { { { 0.1f, 0.25f }, { 0.4f, 0.0f }, { 0.8f, 0.1f }, { 0.85f, 0.35f }, { 0.1f, 1.0f }, { 0.9f, 1.0f } } },
-            { { { 0.1f, 0.1f }, { 0.5f, 0.0f }, { 0.85f, 0.2f }, { 0.45f, 0.5f }, { 0.9f, 0.75f }, { 0.5f, 1.0f },
-                { 0.1f, 0.9f } } },
-            { { { 0.7f, 1.0f }, { 0.7f, 0.0f }, { 0.1f, 0.7f }, { 0.95f, 0.7f } } },
-            { { { 0.85f, 0.0f }, { 0.2f, 0.0f }, { 0.15f, 0.45f }, { 0.6f, 0.4f }, { 0.9f, 0.7f }, { 0.55f, 1.0f },
-                { 0.1f, 0.9f } } },
-            { { { 0.75f, 0.0f }, { 0.3f, 0.3f }, { 0.15f, 0.7f }, { 0.4f, 1.0f }, { 0.8f, 0.85f }, { 0.75f, 0.55f },
-                { 0.3f, 0.55f }, { 0.18f, 0.7f } } },
-            { { { 0.1f, 0.0f }, { 0.9f, 0.0f }, { 0.4f, 1.0f } } },
-            { { { 0.5f, 0.5f }, { 0.15f, 0.25f }, { 0.5f, 0.0f }, { 0.85f, 0.25f }, { 0.5f, 0.5f }, { 0.1f, 0.75f },
-                { 0.5f, 1.0f }, { 0.9f, 0.75f }, { 0.5f, 0.5f } } },
-            { { { 0.85f, 0.45f }, { 0.5f, 0.55f }, { 0.15f, 0.3f }, { 0.5f, 0.0f }, { 0.85f, 0.3f }, { 0.8f, 0.7f },
-                { 0.6f, 1.0f } } },
-        };
-        return kDigits[static_cast<size_t>(std::clamp(d, 0, 9))];
-    }
+nn::Conv::Options convOpts(std::optional<std::string> act, int64_t pad = 0, int64_t stride = 1, bool bias = true)
+{
+    nn::Conv::Options o;
+    o.activation = std::move(act);
+    o.padding = { pad, pad };
+    o.strides = { stride, stride };
+    o.use_bias = bias;
+    return o;
 }
+
+// conv-bn-relu-conv-bn + identity, relu (ResNet v1 basic block, same width).
+struct ResidualUnit : HybridBlock {
+    explicit ResidualUnit(int64_t channels)
+        : HybridBlock("residualunit", std::nullopt)
+    {
+        auto scope = name_scope();
+        conv1 = std::make_shared<nn::Conv2D>(channels, 3, convOpts(std::nullopt, 1, 1, false));
+        bn1 = std::make_shared<nn::BatchNorm>();
+        conv2 = std::make_shared<nn::Conv2D>(channels, 3, convOpts(std::nullopt, 1, 1, false));
+        bn2 = std::make_shared<nn::BatchNorm>();
+        for (BlockPtr b : std::initializer_list<BlockPtr> { conv1, bn1, conv2, bn2 })
+            register_child(b);
+    }
+    std::vector<Value> hybrid_forward(const F& F, const std::vector<Value>& x) override
+    {
+        Value y = F.relu((*bn1)((*conv1)(x[0])));
+        y = (*bn2)((*conv2)(y));
+        return { F.relu(F.elemwise_add(y, x[0])) };
+    }
+    std::shared_ptr<nn::Conv2D> conv1, conv2;
+    std::shared_ptr<nn::BatchNorm> bn1, bn2;
+};
+
+// Single-head self-attention with residual connections and a feed-forward layer.
+struct TinyTransformer : HybridBlock {
+    TinyTransformer(int64_t vocab, int64_t units)
+        : HybridBlock("tinytransformer", std::nullopt)
+        , m_units(units)
+    {
+        auto scope = name_scope();
+        auto dense = [&](int64_t n, std::optional<std::string> act, const char* prefix) {
+            return std::make_shared<nn::Dense>(n, std::move(act), true, false, nullptr, nullptr, 0, prefix);
+        };
+        embed = std::make_shared<nn::Embedding>(vocab, units);
+        query = dense(units, std::nullopt, "query_");
+        key = dense(units, std::nullopt, "key_");
+        value = dense(units, std::nullopt, "value_");
+        norm1 = std::make_shared<nn::LayerNorm>();
+        ffn1 = dense(2 * units, "relu", "ffn1_");
+        ffn2 = dense(units, std::nullopt, "ffn2_");
+        norm2 = std::make_shared<nn::LayerNorm>();
+        out = dense(vocab, std::nullopt, "out_");
+        for (BlockPtr b : std::initializer_list<BlockPtr> { embed, query, key, value, norm1, ffn1, ffn2, norm2, out })
+            register_child(b);
+    }
+    std::vector<Value> hybrid_forward(const F& F, const std::vector<Value>& x) override
+    {
+        Value h = (*embed)(x[0]); // (batch, seq, units)
+        // Each value is computed right before its first use, so eager calls run in graph order
+        // and report hooks in the same order as the hybridized graph.
+        Value q = (*query)(h), k = (*key)(h);
+        Value scores = F.mul_scalar(F.batch_dot(q, k, false, true), 1.0 / std::sqrt(static_cast<double>(m_units)));
+        Value attn = F.softmax(scores, -1);
+        Value ctx = F.batch_dot(attn, (*value)(h));
+        h = (*norm1)(F.elemwise_add(h, ctx));
+        Value f = (*ffn2)((*ffn1)(h));
+        h = (*norm2)(F.elemwise_add(h, f));
+        return { F.log_softmax((*out)(h), -1) };
+    }
+    int64_t m_units;
+    std::shared_ptr<nn::Embedding> embed;
+    std::shared_ptr<nn::Dense> query, key, value, ffn1, ffn2, out;
+    std::shared_ptr<nn::LayerNorm> norm1, norm2;
+};
+
+// Dense → Dense (bias -1, so some values are negative) → log (NaN there) → Dense.
+struct NanDemo : HybridBlock {
+    NanDemo()
+        : HybridBlock("nandemo", std::nullopt)
+    {
+        auto scope = name_scope();
+        fc1 = std::make_shared<nn::Dense>(8, "relu");
+        fc2 = std::make_shared<nn::Dense>(4, std::nullopt, true, true, nullptr, std::make_shared<Constant>(-1.0f));
+        fc3 = std::make_shared<nn::Dense>(2);
+        register_child(fc1);
+        register_child(fc2);
+        register_child(fc3);
+    }
+    std::vector<Value> hybrid_forward(const F& F, const std::vector<Value>& x) override
+    {
+        Value h = (*fc2)((*fc1)(x[0]));
+        return { (*fc3)(F.log(h)) };
+    }
+    std::shared_ptr<nn::Dense> fc1, fc2, fc3;
+};
+
+// Strokes of each digit as polylines in a unit box (x right, y down).
+const std::vector<std::vector<std::pair<float, float>>>& digitStrokes(int d)
+{
+    static const std::vector<std::vector<std::vector<std::pair<float, float>>>> kDigits = {
+        { { { 0.5f, 0.0f }, { 0.15f, 0.2f }, { 0.1f, 0.5f }, { 0.15f, 0.8f }, { 0.5f, 1.0f }, { 0.85f, 0.8f },
+            { 0.9f, 0.5f }, { 0.85f, 0.2f }, { 0.5f, 0.0f } } },
+        { { { 0.3f, 0.2f }, { 0.55f, 0.0f }, { 0.55f, 1.0f } } },
+        { { { 0.1f, 0.25f }, { 0.4f, 0.0f }, { 0.8f, 0.1f }, { 0.85f, 0.35f }, { 0.1f, 1.0f }, { 0.9f, 1.0f } } },
+        { { { 0.1f, 0.1f }, { 0.5f, 0.0f }, { 0.85f, 0.2f }, { 0.45f, 0.5f }, { 0.9f, 0.75f }, { 0.5f, 1.0f },
+            { 0.1f, 0.9f } } },
+        { { { 0.7f, 1.0f }, { 0.7f, 0.0f }, { 0.1f, 0.7f }, { 0.95f, 0.7f } } },
+        { { { 0.85f, 0.0f }, { 0.2f, 0.0f }, { 0.15f, 0.45f }, { 0.6f, 0.4f }, { 0.9f, 0.7f }, { 0.55f, 1.0f },
+            { 0.1f, 0.9f } } },
+        { { { 0.75f, 0.0f }, { 0.3f, 0.3f }, { 0.15f, 0.7f }, { 0.4f, 1.0f }, { 0.8f, 0.85f }, { 0.75f, 0.55f },
+            { 0.3f, 0.55f }, { 0.18f, 0.7f } } },
+        { { { 0.1f, 0.0f }, { 0.9f, 0.0f }, { 0.4f, 1.0f } } },
+        { { { 0.5f, 0.5f }, { 0.15f, 0.25f }, { 0.5f, 0.0f }, { 0.85f, 0.25f }, { 0.5f, 0.5f }, { 0.1f, 0.75f },
+            { 0.5f, 1.0f }, { 0.9f, 0.75f }, { 0.5f, 0.5f } } },
+        { { { 0.85f, 0.45f }, { 0.5f, 0.55f }, { 0.15f, 0.3f }, { 0.5f, 0.0f }, { 0.85f, 0.3f }, { 0.8f, 0.7f },
+            { 0.6f, 1.0f } } },
+    };
+    return kDigits[static_cast<size_t>(std::clamp(d, 0, 9))];
+}
+} // namespace
 
 Tensor digitImage(int digit)
 {
@@ -200,7 +201,13 @@ Sample makeLenet(uint64_t)
         net->add(std::make_shared<nn::Dense>(10, "tanh"));
     }
     net->initialize(std::make_shared<Xavier>());
-    return { {}, {}, net, {}, { digitImage(7) } };
+    // Its default input: a handwritten-style 7, prepared as the drawing pad prepares a drawing (the
+    // trained weights read digits that way).
+    const Dataset some = digits(10, 7);
+    int64_t seven = 0;
+    while (seven < 9 && some.label.at(seven) != 7.0f)
+        ++seven;
+    return { {}, {}, net, {}, { some.data[seven].reshape({ 1, 1, 28, 28 }).copy() } };
 }
 
 Sample makeMiniResnet(uint64_t seed)

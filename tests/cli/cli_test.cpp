@@ -4,12 +4,11 @@
 #include "common/test_paths.h"
 #include "io/npy.h"
 
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <sys/wait.h>
 
@@ -52,13 +51,14 @@ fs::path tempDir(const std::string& name)
     return d;
 }
 
-}
+} // namespace
 
 TEST(Cli, ListsTheSamples)
 {
     Result r = run("list");
     EXPECT_EQ(r.status, 0);
-    for (const char* s : { "sample:mlp", "sample:lenet", "sample:mini-resnet", "sample:tiny-transformer", "sample:nan-demo" })
+    for (const char* s :
+        { "sample:mlp", "sample:lenet", "sample:mini-resnet", "sample:tiny-transformer", "sample:nan-demo" })
         EXPECT_NE(r.out.find(s), std::string::npos) << s;
 }
 
@@ -84,8 +84,8 @@ TEST(Cli, HooksJsonlHasEveryFieldInCallOrder)
     bool sawNan = false;
     while (std::getline(in, line)) {
         const auto j = nlohmann::json::parse(line);
-        for (const char* k : { "seq", "name", "op", "node", "slot", "phase", "shape", "min", "max", "mean", "std", "nan",
-                 "inf", "zeros" })
+        for (const char* k : { "seq", "name", "op", "node", "slot", "phase", "shape", "min", "max", "mean", "std",
+                 "nan", "inf", "zeros" })
             EXPECT_TRUE(j.contains(k)) << k << " missing in " << line;
         EXPECT_EQ(j["seq"].get<int>(), seq++);
         EXPECT_EQ(j["name"].get<std::string>(), j["node"].get<std::string>() + "_" + j["slot"].get<std::string>());
@@ -181,4 +181,25 @@ TEST(Cli, BreakOnANodeBeforeItRuns)
     EXPECT_EQ(none.out.find("paused"), std::string::npos);
     EXPECT_NE(none.out.find("output0 (1, 10)"), std::string::npos) << none.out;
     EXPECT_EQ(run("run sample:lenet --break-on bogus").status, 2);
+}
+
+TEST(Cli, TrainsASampleAndSavesMxnetFiles)
+{
+    const fs::path dir = tempDir("train");
+    const std::string prefix = (dir / "mlp").string();
+    Result r = run("train sample:mlp --epochs 3 --batch 16 --lr 0.01 --seed 2 --save " + prefix);
+    ASSERT_EQ(r.status, 0) << lastStderr();
+    for (const char* line : { "epoch 1: loss ", "epoch 2: loss ", "epoch 3: loss ", "test accuracy", "saved " })
+        EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+    EXPECT_EQ(r.out.find("epoch 4"), std::string::npos);
+    ASSERT_TRUE(fs::exists(prefix + "-symbol.json"));
+    ASSERT_TRUE(fs::exists(prefix + "-0000.params"));
+    // The saved files run as a model of their own.
+    Result again = run("run " + prefix + "-symbol.json --input data=4x2");
+    EXPECT_EQ(again.status, 0) << lastStderr();
+    // Samples without data, and bad numbers, are usage errors.
+    EXPECT_EQ(run("train sample:nan-demo").status, 2);
+    EXPECT_NE(lastStderr().find("no training data"), std::string::npos) << lastStderr();
+    EXPECT_EQ(run("train sample:mlp --epochs 0").status, 2);
+    EXPECT_EQ(run("train model-symbol.json").status, 2);
 }

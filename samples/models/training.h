@@ -1,0 +1,44 @@
+#pragma once
+
+#include "gluon/block.h"
+#include "models/datasets.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace opscope::samples {
+
+/// How a built-in sample trains: its data (made by the project, from a seed), the optimizer and
+/// the defaults `opscope-cli train` uses. Losses are softmax cross-entropy on class indices.
+struct TrainSetup {
+    Dataset train;
+    Dataset test; ///< held out, from another seed
+    std::string optimizer = "adam";
+    double learningRate = 0.01;
+    int epochs = 10;
+    int64_t batch = 32;
+};
+
+/// One epoch's figures: the mean training loss and the accuracies on the training and test sets.
+struct EpochReport {
+    int epoch = 0;
+    double loss = 0;
+    double trainAccuracy = 0;
+    double testAccuracy = 0;
+    double seconds = 0;
+};
+
+/// The setup of a built-in sample: `mlp` learns 2-D spirals (3 classes), `lenet` synthetic
+/// handwritten digits. Throws UsageError for a sample that has no training data.
+TrainSetup trainingSetup(const std::string& sample, uint64_t seed = 0);
+
+/// Trains `block` (hybridized here) on the setup's data with shuffled mini-batches, autograd and a
+/// Trainer; `onEpoch` is called after each epoch. Returns every epoch's report.
+std::vector<EpochReport> train(gluon::HybridBlock& block, const TrainSetup& setup, uint64_t seed = 0,
+    const std::function<void(const EpochReport&)>& onEpoch = {});
+
+/// The fraction of `data` that `block` classifies right (argmax over its outputs' axis 1).
+double accuracy(gluon::HybridBlock& block, const Dataset& data, int64_t batch = 256);
+
+} // namespace opscope::samples
