@@ -69,11 +69,21 @@ void backwardOp(const detail::TapeEntry& e, GradMap& grads, const detail::Tape& 
     if (!e.hooks.empty()) {
         std::vector<TensorView> views;
         std::vector<std::string> names;
+        // The inputs of `_backward_<Op>`, as a graph reports them: the output gradients given, the
+        // forward inputs, the forward outputs.
         for (size_t k = 0; k < ograds.size(); ++k)
             if (ograds[k]) {
                 views.push_back(ograds[k]->view());
                 names.push_back(outSlots[k] + "_grad");
             }
+        for (size_t i = 0; i < e.in.size(); ++i) {
+            views.push_back(e.in[i].view());
+            names.push_back(inSlots[i]);
+        }
+        for (size_t k = 0; k < e.out.size(); ++k) {
+            views.push_back(e.out[k].view());
+            names.push_back("out_" + outSlots[k]);
+        }
         gluon::reportEagerInputs(e.hooks, node, op, names, views);
     }
     e.def->backward(BackwardArgs { *e.params, in, out, ograds, ig, ctx });

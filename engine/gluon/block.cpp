@@ -429,7 +429,11 @@ std::vector<Value> HybridBlock::callRecorded(const std::vector<Tensor>& args)
         auto& b = *program->backward;
         b.gradient = buildGradientGraph(g, wrt, true);
         b.graph = std::make_shared<Graph>(b.gradient.graph);
-        b.exec = std::make_unique<Executor>(b.graph);
+        // The backward pass keeps its buffers with static_alloc (its gradients are copied out); the
+        // forward's saved tensors must outlive later calls of this block, so its executor allocates.
+        ExecFlags backwardFlags;
+        backwardFlags.static_alloc = m_flags.static_alloc;
+        b.exec = std::make_unique<Executor>(b.graph, backwardFlags);
         b.exec->attach(&b.hooks);
         program->forward = std::make_shared<Graph>(withExtraHeads(g, b.gradient.saved));
         program->exec = std::make_unique<Executor>(program->forward);

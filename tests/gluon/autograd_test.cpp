@@ -5,8 +5,10 @@
 #include "gluon/autograd.h"
 #include "gluon/nn/basic_layers.h"
 #include "gluon/sequential.h"
+#include "tensor/allocator.h"
 #include "tensor/random.h"
 
+#include <algorithm>
 #include <gtest/gtest.h>
 
 using namespace opscope;
@@ -203,4 +205,47 @@ TEST(Autograd, HooksSeeTheBackwardNodes)
             "dense0_fwd_backward_weight_grad", "dense0_fwd_backward_bias_grad" };
         EXPECT_EQ(names, expected) << (hybrid ? "hybridized" : "eager");
     }
+}
+
+TEST(Autograd, StaticAllocKeepsTheBackwardBuffers)
+{
+    uint64_t during[2] = { 0, 0 };
+    for (int staticAlloc = 0; staticAlloc < 2; ++staticAlloc) {
+        auto net = makeNet();
+        net->hybridize(true, staticAlloc == 1);
+        const Tensor x = rnd({ 8, 5 }, 10);
+        for (int pass = 0; pass < 2; ++pass) {
+            Tensor y;
+            {
+                auto r = autograd::record();
+                y = net->call(x);
+            }
+            const uint64_t before = allocatorStats().allocations;
+            autograd::backward(y);
+            if (pass == 1) during[staticAlloc] = allocatorStats().allocations - before;
+        }
+    }
+    // The second backward of a static_alloc block reuses the backward graph's buffers.
+    EXPECT_LT(during[1], during[0]);
+}
+
+TEST(Autograd, MonitorAllSeesTheSameBackwardInputsEagerAndHybridized)
+{
+    std::vector<std::string> seen[2];
+    for (int hybrid = 0; hybrid < 2; ++hybrid) {
+        auto net = makeNet();
+        if (hybrid) net->hybridize();
+        auto handle = net->register_op_hook(
+            [&](std::string_view name, std::string_view, const TensorView&) { seen[hybrid].emplace_back(name); }, true);
+        Tensor y;
+        {
+            auto r = autograd::record();
+            y = net->call(rnd({ 2, 5 }, 11));
+        }
+        autograd::backward(y);
+    }
+    EXPECT_EQ(seen[0], seen[1]);
+    for (const char* name : { "dense1_fwd_backward_output_grad", "dense1_fwd_backward_data",
+             "dense1_fwd_backward_weight", "dense1_fwd_backward_out_output", "dense1_fwd_backward_weight_grad" })
+        EXPECT_NE(std::find(seen[1].begin(), seen[1].end(), name), seen[1].end()) << name;
 }
