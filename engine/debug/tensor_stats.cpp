@@ -3,11 +3,16 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
+#include <optional>
 #include <thread>
 
 #if defined(__GNUC__) && defined(__x86_64__)
-#define OPSCOPE_STATS_AVX2 1
+#define OPSCOPE_STATS_X86 1
+#define OPSCOPE_AVX2 "avx2,fma"
+#define OPSCOPE_AVX512 "avx2,fma,avx512f,avx512bw,avx512dq,avx512vl"
 #include <immintrin.h>
 #endif
 
@@ -15,37 +20,63 @@ namespace opscope::debug {
 
 namespace {
 
-constexpr int64_t kChunk = 16384;
-constexpr int64_t kParallelMin = 1 << 20;
+constexpr int64_t kParallelMin = 1 << 20; // values from which both cores work
+constexpr int64_t kTableMin = 1 << 16; // values from which per-call count tables pay off
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
+// Counts, extremes, and the mean and sum of squared deviations of the finite values: merged as
+// in Chan et al., they keep the standard deviation's precision for values far from zero.
 struct Partial {
     int64_t finite = 0, nan = 0, posInf = 0, negInf = 0, zeros = 0;
     double min = std::numeric_limits<double>::infinity();
     double max = -std::numeric_limits<double>::infinity();
-    double sum = 0, sumSq = 0;
+    double mean = 0, m2 = 0;
+
+    // n more finite values, with shift c, sum of (x - c) s1 and sum of (x - c)² s2.
+    void addShifted(int64_t n, double c, double s1, double s2)
+    {
+        if (n > 0) addMoments(n, c + s1 / static_cast<double>(n), std::max(0.0, s2 - s1 * s1 / static_cast<double>(n)));
+    }
+
+    void addMoments(int64_t n, double nMean, double nM2)
+    {
+        if (n == 0) return;
+        const double a = static_cast<double>(finite), b = static_cast<double>(n), delta = nMean - mean;
+        finite += n;
+        mean += delta * (b / (a + b));
+        m2 += nM2 + delta * delta * (a * b / (a + b));
+    }
 
     void merge(const Partial& o)
     {
-        finite += o.finite;
         nan += o.nan;
         posInf += o.posInf;
         negInf += o.negInf;
         zeros += o.zeros;
         min = std::min(min, o.min);
         max = std::max(max, o.max);
-        sum += o.sum;
-        sumSq += o.sumSq;
+        addMoments(o.finite, o.mean, o.m2);
     }
 };
 
-bool hasAvx2()
+enum class Isa { Portable, Avx2, Avx512 };
+
+// The widest instruction set both the CPU and OPSCOPE_STATS_MAX_ISA (portable, avx2; read on each
+// call, for tests) allow.
+Isa isa()
 {
-#ifdef OPSCOPE_STATS_AVX2
-    static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    return has;
+#ifdef OPSCOPE_STATS_X86
+    static const Isa best = !__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") ? Isa::Portable
+        : __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq")
+            && __builtin_cpu_supports("avx512vl")
+        ? Isa::Avx512
+        : Isa::Avx2;
+    const char* cap = std::getenv("OPSCOPE_STATS_MAX_ISA");
+    if (cap && std::strcmp(cap, "portable") == 0) return Isa::Portable;
+    if (cap && std::strcmp(cap, "avx2") == 0) return std::min(best, Isa::Avx2);
+    return best;
 #else
-    return false;
+    return Isa::Portable;
 #endif
 }
 
@@ -57,8 +88,8 @@ template <class Fn> void parallelFor(int64_t n, Fn fn)
         fn(0, 0, n);
         return;
     }
-    // On a chunk boundary: both passes split the tensor alike.
-    const int64_t half = (n / 2 + kChunk - 1) / kChunk * kChunk;
+    // A multiple of every block size: the first half has no scalar tail.
+    const int64_t half = (n / 2 + 16383) / 16384 * 16384;
     std::thread worker([&] { fn(1, half, n); });
     fn(0, 0, half);
     worker.join();
@@ -68,6 +99,8 @@ template <class Fn> void parallelFor(int64_t n, Fn fn)
 
 void statsScalar(const float* p, int64_t n, Partial& acc)
 {
+    int64_t count = 0;
+    double c = 0, s1 = 0, s2 = 0;
     for (int64_t i = 0; i < n; ++i) {
         const float v = p[i];
         if (std::isnan(v)) {
@@ -75,90 +108,106 @@ void statsScalar(const float* p, int64_t n, Partial& acc)
         } else if (std::isinf(v)) {
             ++(v > 0 ? acc.posInf : acc.negInf);
         } else {
-            ++acc.finite;
+            if (count++ == 0) c = v;
             acc.min = std::min<double>(acc.min, v);
             acc.max = std::max<double>(acc.max, v);
-            acc.sum += v;
-            acc.sumSq += static_cast<double>(v) * v;
             acc.zeros += v == 0.0f;
+            const double d = v - c;
+            s1 += d;
+            s2 += d * d;
         }
     }
+    acc.addShifted(count, c, s1, s2);
 }
 
-// Portable path: Eigen reductions per chunk.
+// Block sums in float lanes are exact enough once shifted by the block's first value: they are
+// redone in double when a value is NaN or ±Inf, or they overflowed (non-finite), or squares of
+// deviations may have underflowed (sum below 2^-91 in a block that is not constant).
+bool floatSumsUsable(float s1, float s2, float min, float max)
+{
+    return std::isfinite(s1) && std::isfinite(s2) && (s2 >= 0x1p-91f || min == max);
+}
+
+// Portable path: Eigen reductions per block.
 void statsEigen(const float* p, int64_t n, Partial& acc)
 {
-    for (int64_t off = 0; off < n; off += kChunk) {
-        const int64_t len = std::min(kChunk, n - off);
+    constexpr int64_t kBlock = 1024;
+    for (int64_t off = 0; off < n; off += kBlock) {
+        const int64_t len = std::min(kBlock, n - off);
         const Eigen::Map<const Eigen::ArrayXf> a(p + off, len);
-        const float sum = a.sum(), sumSq = a.square().sum();
-        // Non-finite when a value is NaN or ±Inf, or the float sums overflowed.
-        if (!std::isfinite(sum) || !std::isfinite(sumSq)) {
+        const float c = a[0];
+        const float s1 = (a - c).sum(), s2 = (a - c).square().sum(), min = a.minCoeff(), max = a.maxCoeff();
+        if (!floatSumsUsable(s1, s2, min, max)) {
             statsScalar(p + off, len, acc);
             continue;
         }
-        acc.finite += len;
-        acc.min = std::min<double>(acc.min, a.minCoeff());
-        acc.max = std::max<double>(acc.max, a.maxCoeff());
-        acc.sum += sum;
-        acc.sumSq += sumSq;
+        acc.min = std::min<double>(acc.min, min);
+        acc.max = std::max<double>(acc.max, max);
         acc.zeros += (a == 0.0f).count();
+        acc.addShifted(len, c, s1, s2);
     }
 }
 
-#ifdef OPSCOPE_STATS_AVX2
-__attribute__((target("avx2,fma"))) inline double hsum(__m256d v)
+#ifdef OPSCOPE_STATS_X86
+
+// Whether all lanes of mn and mx hold one value.
+__attribute__((target(OPSCOPE_AVX2))) bool allEqual(__m256 mn, __m256 mx)
 {
-    const __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
-    return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
+    alignas(32) float a[8], b[8];
+    _mm256_store_ps(a, mn);
+    _mm256_store_ps(b, mx);
+    return std::all_of(a, a + 8, [&](float v) { return v == a[0]; }) && std::equal(a, a + 8, b);
 }
 
-// One read of each value: sum, sum of squares, min, max and zeros together. Float lanes per block
-// of 2048 values, double across blocks; a block with a non-finite value is redone value by value.
-__attribute__((target("avx2,fma"))) void statsAvx2(const float* p, int64_t n, Partial& acc)
+// One read of each value: min, max, zeros and the shifted sums together, in float lanes per block
+// of 512 values.
+__attribute__((target(OPSCOPE_AVX2))) void statsAvx2(const float* p, int64_t n, Partial& acc)
 {
-    constexpr int64_t kBlock = 2048;
+    constexpr int64_t kBlock = 512;
     const __m256 zero = _mm256_setzero_ps(), inf = _mm256_set1_ps(kInf), ninf = _mm256_set1_ps(-kInf);
-    __m256d sumLo = _mm256_setzero_pd(), sumHi = sumLo, sqLo = sumLo, sqHi = sumLo;
     __m256 runMin = inf, runMax = ninf;
+    __m256i zeros = _mm256_setzero_si256(); // 64-bit lanes
     int64_t i = 0;
     for (; i + kBlock <= n; i += kBlock) {
         const float* q = p + i;
-        __m256 s0 = zero, s1 = zero, q0 = zero, q1 = zero, mn0 = inf, mn1 = inf, mx0 = ninf, mx1 = ninf;
-        __m256i z0 = _mm256_setzero_si256(), z1 = z0;
+        const __m256 c = _mm256_set1_ps(q[0]);
+        __m256 s0 = zero, s1 = zero, q0 = zero, q1 = zero, mn = inf, mx = ninf;
+        __m256i z = _mm256_setzero_si256();
         for (int64_t j = 0; j < kBlock; j += 16) {
             const __m256 a = _mm256_loadu_ps(q + j), b = _mm256_loadu_ps(q + j + 8);
-            s0 = _mm256_add_ps(s0, a);
-            s1 = _mm256_add_ps(s1, b);
-            q0 = _mm256_fmadd_ps(a, a, q0);
-            q1 = _mm256_fmadd_ps(b, b, q1);
-            mn0 = _mm256_min_ps(mn0, a);
-            mn1 = _mm256_min_ps(mn1, b);
-            mx0 = _mm256_max_ps(mx0, a);
-            mx1 = _mm256_max_ps(mx1, b);
-            z0 = _mm256_sub_epi32(z0, _mm256_castps_si256(_mm256_cmp_ps(a, zero, _CMP_EQ_OQ)));
-            z1 = _mm256_sub_epi32(z1, _mm256_castps_si256(_mm256_cmp_ps(b, zero, _CMP_EQ_OQ)));
+            const __m256 da = _mm256_sub_ps(a, c), db = _mm256_sub_ps(b, c);
+            s0 = _mm256_add_ps(s0, da);
+            s1 = _mm256_add_ps(s1, db);
+            q0 = _mm256_fmadd_ps(da, da, q0);
+            q1 = _mm256_fmadd_ps(db, db, q1);
+            mn = _mm256_min_ps(mn, _mm256_min_ps(a, b));
+            mx = _mm256_max_ps(mx, _mm256_max_ps(a, b));
+            z = _mm256_sub_epi32(z, _mm256_castps_si256(_mm256_cmp_ps(a, zero, _CMP_EQ_OQ)));
+            z = _mm256_sub_epi32(z, _mm256_castps_si256(_mm256_cmp_ps(b, zero, _CMP_EQ_OQ)));
         }
+        // Lane sums to double, then [sum1, sum2].
         const __m256 s = _mm256_add_ps(s0, s1), sq = _mm256_add_ps(q0, q1);
-        // NaN or ±Inf in the block (or a float overflow) leaves s + sq non-finite, and x - x NaN.
-        const __m256 probe = _mm256_add_ps(s, sq);
-        if (_mm256_movemask_ps(_mm256_cmp_ps(_mm256_sub_ps(probe, probe), zero, _CMP_NEQ_UQ))) {
+        const __m256d d1
+            = _mm256_add_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(s)), _mm256_cvtps_pd(_mm256_extractf128_ps(s, 1)));
+        const __m256d d2
+            = _mm256_add_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(sq)), _mm256_cvtps_pd(_mm256_extractf128_ps(sq, 1)));
+        const __m256d h = _mm256_hadd_pd(d1, d2);
+        const __m128d sums = _mm_add_pd(_mm256_castpd256_pd128(h), _mm256_extractf128_pd(h, 1));
+        const double sum1 = _mm_cvtsd_f64(sums), sum2 = _mm_cvtsd_f64(_mm_unpackhi_pd(sums, sums));
+        if (!std::isfinite(sum1 + sum2) || (sum2 < 0x1p-91 && !allEqual(mn, mx))) [[unlikely]] {
             statsScalar(q, kBlock, acc);
             continue;
         }
-        sumLo = _mm256_add_pd(sumLo, _mm256_cvtps_pd(_mm256_castps256_ps128(s)));
-        sumHi = _mm256_add_pd(sumHi, _mm256_cvtps_pd(_mm256_extractf128_ps(s, 1)));
-        sqLo = _mm256_add_pd(sqLo, _mm256_cvtps_pd(_mm256_castps256_ps128(sq)));
-        sqHi = _mm256_add_pd(sqHi, _mm256_cvtps_pd(_mm256_extractf128_ps(sq, 1)));
-        runMin = _mm256_min_ps(runMin, _mm256_min_ps(mn0, mn1));
-        runMax = _mm256_max_ps(runMax, _mm256_max_ps(mx0, mx1));
-        alignas(32) int32_t z[8];
-        _mm256_store_si256(reinterpret_cast<__m256i*>(z), _mm256_add_epi32(z0, z1));
-        acc.zeros += int64_t(z[0]) + z[1] + z[2] + z[3] + z[4] + z[5] + z[6] + z[7];
-        acc.finite += kBlock;
+        runMin = _mm256_min_ps(runMin, mn);
+        runMax = _mm256_max_ps(runMax, mx);
+        // Lanes of z are below 256: byte sums fold them into 64-bit lanes.
+        zeros = _mm256_add_epi64(zeros, _mm256_sad_epu8(z, _mm256_setzero_si256()));
+        acc.addShifted(kBlock, q[0], sum1, sum2);
     }
-    acc.sum += hsum(_mm256_add_pd(sumLo, sumHi));
-    acc.sumSq += hsum(_mm256_add_pd(sqLo, sqHi));
+    alignas(32) int64_t lz[4];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(lz), zeros);
+    for (int64_t c : lz)
+        acc.zeros += c;
     alignas(32) float mn[8], mx[8];
     _mm256_store_ps(mn, runMin);
     _mm256_store_ps(mx, runMax);
@@ -172,8 +221,8 @@ __attribute__((target("avx2,fma"))) void statsAvx2(const float* p, int64_t n, Pa
 
 void statsRange(const float* p, int64_t n, Partial& acc)
 {
-#ifdef OPSCOPE_STATS_AVX2
-    if (hasAvx2()) return statsAvx2(p, n, acc);
+#ifdef OPSCOPE_STATS_X86
+    if (isa() >= Isa::Avx2) return statsAvx2(p, n, acc);
 #endif
     statsEigen(p, n, acc);
 }
@@ -216,72 +265,183 @@ void binScalar(const float* p, int64_t n, const Binner& bin, HistPartial& h)
     }
 }
 
-#ifdef OPSCOPE_STATS_AVX2
-// Linear bins of finite values, 16 at a time. t = (v - lo) * (bins / (hi - lo)) in double is
-// within a few ulps of Binner's t; clamped to [1/4, bins - 1/4] and added to 1.5·2^20, its
-// integer part lands in the high word and 32 bits of fraction in the low word. A zero fraction
-// (t within 2^-33 of a bin edge) or a non-finite value sends the 16 values to binScalar.
-// With kPairs (bins <= 64) two bins a and b count as one a·bins + b in a bins² table.
-struct LinearAvx2 {
+#ifdef OPSCOPE_STATS_X86
+
+// Vectorised linear bins. A policy bins 16 values into two vectors of 8 (lanes in any order) and
+// flags the group when a value is not finite or lies so close to a bin edge that rounding may put
+// it on the other side of the edge than Binner does; binExact16 redoes such groups. The policies
+// add a constant M = 1.5·2^e to t, so that the rounded sum holds the integer part of t at a fixed
+// bit position above the fraction bits. t is first clamped a fraction inside [0, bins]: values at
+// lo or hi (zeros after a ReLU, say) are not in doubt.
+
+// Binner's bins of 16 values, with the same double operations, four at a time.
+__attribute__((target(OPSCOPE_AVX2), noinline)) void binExact16(const float* p, const Binner& bin, HistPartial& h)
+{
+    const __m256 x0 = _mm256_loadu_ps(p), x1 = _mm256_loadu_ps(p + 8);
+    const __m256 nonFinite = _mm256_cmp_ps(_mm256_sub_ps(x0, x0), _mm256_sub_ps(x1, x1), _CMP_UNORD_Q);
+    if (_mm256_movemask_ps(nonFinite) || !std::isfinite(bin.range)) {
+        binScalar(p, 16, bin, h);
+        return;
+    }
+    const __m256d lo = _mm256_set1_pd(bin.lo), bins = _mm256_set1_pd(bin.bins), range = _mm256_set1_pd(bin.range);
+    const __m256d first = _mm256_setzero_pd(), last = _mm256_set1_pd(bin.bins - 1);
+    alignas(16) int32_t idx[16];
+    for (int k = 0; k < 16; k += 4) {
+        const __m256d v = _mm256_cvtps_pd(_mm_loadu_ps(p + k));
+        const __m256d t = _mm256_div_pd(_mm256_mul_pd(_mm256_sub_pd(v, lo), bins), range);
+        _mm_store_si128(
+            reinterpret_cast<__m128i*>(idx + k), _mm256_cvttpd_epi32(_mm256_min_pd(_mm256_max_pd(t, first), last)));
+    }
+    for (int32_t b : idx)
+        ++h.counts[static_cast<size_t>(b)];
+}
+
+// t = (x - lo) * (bins / (hi - lo)) in double: within 4 ulps of Binner's t, far below the 2^-32
+// resolution kept (bins <= 2^16), so only a zero fraction is in doubt.
+struct DoubleParams {
     double lo, scale;
     int bins;
 };
 
-struct LinearConsts {
-    __m256d lo, scale, min, max, magic;
+struct DoubleBins {
+    __m256d lo, scale, magic, min, max;
     __m256i mask;
-    __attribute__((target("avx2,fma"))) explicit LinearConsts(const LinearAvx2& c)
+
+    __attribute__((target(OPSCOPE_AVX2))) explicit DoubleBins(const DoubleParams& c)
         : lo(_mm256_set1_pd(c.lo))
         , scale(_mm256_set1_pd(c.scale))
-        , min(_mm256_set1_pd(0.25))
-        , max(_mm256_set1_pd(c.bins - 0.25))
         , magic(_mm256_set1_pd(1.5 * (1 << 20)))
+        , min(_mm256_set1_pd(1.5 * (1 << 20) + 0.25))
+        , max(_mm256_set1_pd(1.5 * (1 << 20) + c.bins - 0.25))
         , mask(_mm256_set1_epi32((1 << 19) - 1))
     {
     }
+
+    // Bins in the high words of t + M, fractions in the low words.
+    __attribute__((target(OPSCOPE_AVX2), always_inline)) inline __m256i bins8(__m256 x, __m256i& doubt) const
+    {
+        const __m256d d0 = _mm256_cvtps_pd(_mm256_castps256_ps128(x));
+        const __m256d d1 = _mm256_cvtps_pd(_mm256_extractf128_ps(x, 1));
+        __m256d y0 = _mm256_add_pd(_mm256_mul_pd(_mm256_sub_pd(d0, lo), scale), magic);
+        __m256d y1 = _mm256_add_pd(_mm256_mul_pd(_mm256_sub_pd(d1, lo), scale), magic);
+        y0 = _mm256_min_pd(_mm256_max_pd(y0, min), max);
+        y1 = _mm256_min_pd(_mm256_max_pd(y1, min), max);
+        const __m256 frac = _mm256_shuffle_ps(_mm256_castpd_ps(y0), _mm256_castpd_ps(y1), 0x88);
+        const __m256 high = _mm256_shuffle_ps(_mm256_castpd_ps(y0), _mm256_castpd_ps(y1), 0xDD);
+        doubt = _mm256_or_si256(doubt, _mm256_cmpeq_epi32(_mm256_castps_si256(frac), _mm256_setzero_si256()));
+        return _mm256_and_si256(_mm256_castps_si256(high), mask);
+    }
+
+    __attribute__((target(OPSCOPE_AVX2), always_inline)) inline bool operator()(
+        const float* p, __m256i& a, __m256i& b) const
+    {
+        const __m256 xa = _mm256_loadu_ps(p), xb = _mm256_loadu_ps(p + 8);
+        // x - x is NaN exactly for NaN and ±Inf.
+        __m256i doubt = _mm256_castps_si256(_mm256_cmp_ps(_mm256_sub_ps(xa, xa), _mm256_sub_ps(xb, xb), _CMP_UNORD_Q));
+        a = bins8(xa, doubt);
+        b = bins8(xb, doubt);
+        return _mm256_testz_si256(doubt, doubt);
+    }
 };
 
-// Bins of 8 values in the high words (lane order mixed); flags edge and non-finite values.
-__attribute__((target("avx2,fma"), always_inline)) inline __m256i bins8(__m256 x, const LinearConsts& k, __m256i& flag)
+// y = (x - flo) * fs + M in float, M = 1.5·2^e with 2^(e-1) >= bins: f = 23 - e fraction bits.
+// |y - M - t| < window·2^-f for Binner's t in [0, bins] (bound in floatParams).
+struct FloatParams {
+    float lo, scale, magic;
+    int bins, fracBits, window;
+};
+
+bool floatParams(const Binner& bin, FloatParams& p)
 {
-    const __m256d d0 = _mm256_cvtps_pd(_mm256_castps256_ps128(x));
-    const __m256d d1 = _mm256_cvtps_pd(_mm256_extractf128_ps(x, 1));
-    __m256d t0 = _mm256_mul_pd(_mm256_sub_pd(d0, k.lo), k.scale);
-    __m256d t1 = _mm256_mul_pd(_mm256_sub_pd(d1, k.lo), k.scale);
-    t0 = _mm256_add_pd(_mm256_min_pd(_mm256_max_pd(t0, k.min), k.max), k.magic);
-    t1 = _mm256_add_pd(_mm256_min_pd(_mm256_max_pd(t1, k.min), k.max), k.magic);
-    const __m256 hi = _mm256_shuffle_ps(_mm256_castpd_ps(t0), _mm256_castpd_ps(t1), 0xDD);
-    const __m256 lo = _mm256_shuffle_ps(_mm256_castpd_ps(t0), _mm256_castpd_ps(t1), 0x88);
-    const __m256 nonFinite = _mm256_cmp_ps(_mm256_sub_ps(x, x), _mm256_setzero_ps(), _CMP_NEQ_UQ);
-    flag = _mm256_or_si256(flag,
-        _mm256_or_si256(
-            _mm256_cmpeq_epi32(_mm256_castps_si256(lo), _mm256_setzero_si256()), _mm256_castps_si256(nonFinite)));
-    return _mm256_and_si256(_mm256_castps_si256(hi), k.mask);
+    const double s = bin.bins / bin.range;
+    const float flo = static_cast<float>(bin.lo), fs = static_cast<float>(s);
+    if (!std::isfinite(flo) || !std::isfinite(fs) || !(fs > 0) || bin.bins > (1 << 16)) return false;
+    int e = 1;
+    while ((1 << (e - 1)) < bin.bins)
+        ++e;
+    const int f = 23 - e;
+    const double unit = std::ldexp(1.0, -f);
+    // fs and x - flo round (2^-24 relative each), lo rounds to flo, y rounds (half a unit);
+    // Binner's own roundings and s against the exact quotient: well below 2^-40 relative.
+    const double rel = std::fabs(fs - s) / s + 0x1p-24 + 0x1p-40;
+    const double err
+        = (bin.bins + 1) * rel + std::fabs(bin.lo - static_cast<double>(flo)) * fs * (1 + 0x1p-23) + unit / 2;
+    int window = 1; // a power of two: the test is a mask
+    while (window <= err / unit)
+        window *= 2;
+    if (window * 64.0 > std::ldexp(1.0, f)) // more than 1/32 of the values in doubt
+        return false;
+    p = { flo, fs, static_cast<float>(std::ldexp(1.5, e)), bin.bins, f, window };
+    return true;
 }
 
-template <bool kPairs>
-__attribute__((target("avx2,fma"))) void binAvx2(
-    const float* p, int64_t n, const LinearAvx2& c, const Binner& bin, uint32_t* table, HistPartial& h)
+struct FloatBins {
+    __m256 lo, scale, magic, min, max;
+    __m256i window, edgeMask, binMask;
+    __m128i shift;
+
+    __attribute__((target(OPSCOPE_AVX2))) explicit FloatBins(const FloatParams& c)
+        : lo(_mm256_set1_ps(c.lo))
+        , scale(_mm256_set1_ps(c.scale))
+        , magic(_mm256_set1_ps(c.magic))
+        , min(_mm256_set1_ps(c.magic + 0.5f))
+        , max(_mm256_set1_ps(c.magic + static_cast<float>(c.bins) - 0.5f))
+        , window(_mm256_set1_epi32(c.window))
+        , edgeMask(_mm256_set1_epi32(((1 << c.fracBits) - 1) & ~(2 * c.window - 1)))
+        , binMask(_mm256_set1_epi32((1 << (22 - c.fracBits)) - 1))
+        , shift(_mm_cvtsi32_si128(c.fracBits))
+    {
+    }
+
+    // In doubt when the fraction is within `window` units of an integer.
+    __attribute__((target(OPSCOPE_AVX2), always_inline)) inline __m256i bins8(__m256 x, __m256i& doubt) const
+    {
+        __m256 y = _mm256_fmadd_ps(_mm256_sub_ps(x, lo), scale, magic);
+        y = _mm256_min_ps(_mm256_max_ps(y, min), max);
+        const __m256i near = _mm256_and_si256(_mm256_add_epi32(_mm256_castps_si256(y), window), edgeMask);
+        doubt = _mm256_or_si256(doubt, _mm256_cmpeq_epi32(near, _mm256_setzero_si256()));
+        return _mm256_and_si256(_mm256_srl_epi32(_mm256_castps_si256(y), shift), binMask);
+    }
+
+    __attribute__((target(OPSCOPE_AVX2), always_inline)) inline bool operator()(
+        const float* p, __m256i& a, __m256i& b) const
+    {
+        const __m256 xa = _mm256_loadu_ps(p), xb = _mm256_loadu_ps(p + 8);
+        __m256i doubt = _mm256_castps_si256(_mm256_cmp_ps(_mm256_sub_ps(xa, xa), _mm256_sub_ps(xb, xb), _CMP_UNORD_Q));
+        a = bins8(xa, doubt);
+        b = bins8(xb, doubt);
+        return _mm256_testz_si256(doubt, doubt);
+    }
+};
+
+// With kPairs (bins <= 64) two bins a and b count as one a·bins + b in a bins² table: half the
+// read-modify-writes. Otherwise four interleaved tables avoid store-to-load stalls on repeats.
+template <bool kPairs, class Bins>
+__attribute__((target(OPSCOPE_AVX2))) void binAvx2(
+    const float* p, int64_t n, const Bins& policyRef, const Binner& bin, uint32_t* table, HistPartial& h)
 {
-    const LinearConsts k(c);
-    const __m256i izero = _mm256_setzero_si256();
-    const __m256i weights = _mm256_set1_epi32((1 << 16) | c.bins);
+    const Bins policy = policyRef; // a local copy: the counts stores cannot alias it
+    const __m256i weights = _mm256_set1_epi32((1 << 16) | bin.bins);
     int64_t i = 0;
-    alignas(32) int32_t idx[16];
     for (; i + 16 <= n; i += 16) {
-        __m256i flag = izero;
-        const __m256i a = bins8(_mm256_loadu_ps(p + i), k, flag);
-        const __m256i b = bins8(_mm256_loadu_ps(p + i + 8), k, flag);
-        if (!_mm256_testz_si256(flag, flag)) {
-            binScalar(p + i, 16, bin, h);
+        __m256i a, b;
+        if (!policy(p + i, a, b)) [[unlikely]] {
+            binExact16(p + i, bin, h);
             continue;
         }
         if constexpr (kPairs) {
-            _mm256_store_si256(reinterpret_cast<__m256i*>(idx), _mm256_madd_epi16(_mm256_packs_epi32(a, b), weights));
-            for (int j = 0; j < 8; ++j)
-                ++table[idx[j]];
+            // Through general registers, two indexes a move: cheaper than a store and reloads.
+            const __m256i pairs = _mm256_madd_epi16(_mm256_packs_epi32(a, b), weights);
+            const __m128i lo = _mm256_castsi256_si128(pairs), hi = _mm256_extracti128_si256(pairs, 1);
+            const uint64_t q[4]
+                = { static_cast<uint64_t>(_mm_cvtsi128_si64(lo)), static_cast<uint64_t>(_mm_extract_epi64(lo, 1)),
+                      static_cast<uint64_t>(_mm_cvtsi128_si64(hi)), static_cast<uint64_t>(_mm_extract_epi64(hi, 1)) };
+            for (uint64_t v : q) {
+                ++table[static_cast<uint32_t>(v)];
+                ++table[v >> 32];
+            }
         } else {
-            // Four interleaved count arrays: no store-to-load stall on repeated bins.
+            alignas(32) int32_t idx[16];
             _mm256_store_si256(reinterpret_cast<__m256i*>(idx), a);
             _mm256_store_si256(reinterpret_cast<__m256i*>(idx + 8), b);
             for (int j = 0; j < 16; ++j)
@@ -290,46 +450,265 @@ __attribute__((target("avx2,fma"))) void binAvx2(
     }
     binScalar(p + i, n - i, bin, h);
 }
-#endif
 
-// Counts [p, p + n) into h. Chunks are taken last to first: the tail of the range, read last by
-// the statistics pass, may still be in the last-level cache.
-void binRange(const float* p, int64_t n, const Binner& bin, HistPartial& h)
+template <class Bins>
+__attribute__((target(OPSCOPE_AVX2))) void binChunks(
+    const float* p, int64_t n, const Bins& policy, const Binner& bin, HistPartial& h)
 {
-#ifdef OPSCOPE_STATS_AVX2
-    const double scale = bin.bins / bin.range;
-    if (!bin.logMag && hasAvx2() && std::isfinite(scale) && bin.bins <= (1 << 16)) {
-        const LinearAvx2 c { bin.lo, scale, bin.bins };
-        const bool pairs = bin.bins <= 64 && n >= 4 * kChunk;
-        const size_t bins = static_cast<size_t>(bin.bins);
-        std::vector<uint32_t> table(pairs ? bins * bins : bins * 4, 0);
-        // Table entries stay below 2^32: flushed at least every 2^31 values.
-        auto flush = [&] {
-            for (size_t a = 0; a < bins; ++a) {
-                for (size_t b = 0; b < (pairs ? bins : 4); ++b) {
-                    const uint32_t v = table[a * (pairs ? bins : 4) + b];
-                    h.counts[a] += v;
-                    if (pairs) h.counts[b] += v;
-                }
-            }
-            std::fill(table.begin(), table.end(), 0);
-        };
-        int64_t sinceFlush = 0;
-        for (int64_t off = (n - 1) / kChunk * kChunk; off >= 0; off -= kChunk) {
-            const int64_t len = std::min(kChunk, n - off);
-            if (pairs)
-                binAvx2<true>(p + off, len, c, bin, table.data(), h);
-            else
-                binAvx2<false>(p + off, len, c, bin, table.data(), h);
-            if ((sinceFlush += len) >= (int64_t(1) << 31)) {
-                flush();
-                sinceFlush = 0;
+    const bool pairs = bin.bins <= 64 && n >= kTableMin;
+    const size_t bins = static_cast<size_t>(bin.bins), width = pairs ? bins : 4;
+    std::vector<uint32_t> table(bins * width, 0);
+    // Entries stay below 2^32: flushed every 2^31 values.
+    auto flush = [&] {
+        for (size_t a = 0; a < bins; ++a) {
+            for (size_t b = 0; b < width; ++b) {
+                const uint32_t v = table[a * width + b];
+                h.counts[a] += v;
+                if (pairs) h.counts[b] += v;
             }
         }
+        std::fill(table.begin(), table.end(), 0);
+    };
+    constexpr int64_t kFlushEvery = int64_t(1) << 31;
+    for (int64_t off = 0; off < n; off += kFlushEvery) {
+        const int64_t len = std::min(kFlushEvery, n - off);
+        if (pairs)
+            binAvx2<true>(p + off, len, policy, bin, table.data(), h);
+        else
+            binAvx2<false>(p + off, len, policy, bin, table.data(), h);
         flush();
-        return;
+    }
+}
+
+// GCC 12 takes the _mm512_undefined_* operands of these intrinsics for uninitialised reads.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+// Bins <= 64 with AVX-512: each value sets bit `bin` of a 64-bit lane, and these one-hot vectors
+// are summed position by position in bit-sliced counters (carry-save adders, two ternary-logic
+// operations a vector): no store per value.
+struct Float512 {
+    __m512 lo, scale, magic, min, max;
+    __m512i window, edgeMask, binMask, one;
+    __m128i shiftEven, shiftOdd;
+
+    __attribute__((target(OPSCOPE_AVX512))) explicit Float512(const FloatParams& c)
+        : lo(_mm512_set1_ps(c.lo))
+        , scale(_mm512_set1_ps(c.scale))
+        , magic(_mm512_set1_ps(c.magic))
+        , min(_mm512_set1_ps(c.magic + 0.5f))
+        , max(_mm512_set1_ps(c.magic + static_cast<float>(c.bins) - 0.5f))
+        , window(_mm512_set1_epi32(c.window))
+        , edgeMask(_mm512_set1_epi32(((1 << c.fracBits) - 1) & ~(2 * c.window - 1)))
+        , binMask(_mm512_set1_epi64((1 << (22 - c.fracBits)) - 1))
+        , one(_mm512_set1_epi64(1))
+        , shiftEven(_mm_cvtsi32_si128(c.fracBits))
+        , shiftOdd(_mm_cvtsi32_si128(32 + c.fracBits))
+    {
+    }
+};
+
+// One-hot bins of p[0..15], even elements in `even` and odd ones in `odd`; a group in doubt (as
+// in FloatBins) goes to binExact16 and contributes nothing here.
+__attribute__((target(OPSCOPE_AVX512), always_inline)) inline void oneHot16(
+    const float* p, const Float512& c, const Binner& bin, HistPartial& h, __m512i& even, __m512i& odd)
+{
+    constexpr int kNanOrInf = 0x01 | 0x08 | 0x10 | 0x80;
+    const __m512 x = _mm512_loadu_ps(p);
+    __m512 y = _mm512_fmadd_ps(_mm512_sub_ps(x, c.lo), c.scale, c.magic);
+    y = _mm512_min_ps(_mm512_max_ps(y, c.min), c.max);
+    const __m512i q = _mm512_castps_si512(y);
+    const __mmask16 doubt
+        = _mm512_testn_epi32_mask(_mm512_add_epi32(q, c.window), c.edgeMask) | _mm512_fpclass_ps_mask(x, kNanOrInf);
+    even = _mm512_sllv_epi64(c.one, _mm512_and_si512(_mm512_srl_epi64(q, c.shiftEven), c.binMask));
+    odd = _mm512_sllv_epi64(c.one, _mm512_and_si512(_mm512_srl_epi64(q, c.shiftOdd), c.binMask));
+    if (doubt) [[unlikely]] {
+        binExact16(p, bin, h);
+        even = odd = _mm512_setzero_si512();
+    }
+}
+
+void addPlane(const __m512i& plane, uint64_t weight, HistPartial& h)
+{
+    alignas(64) uint64_t lanes[8];
+    std::memcpy(lanes, &plane, sizeof lanes);
+    for (uint64_t bits : lanes)
+        for (; bits; bits &= bits - 1)
+            h.counts[static_cast<size_t>(__builtin_ctzll(bits))] += weight;
+}
+
+// sum + a + b = sum' + 2·carry, bit by bit.
+__attribute__((target(OPSCOPE_AVX512), always_inline)) inline void csa(
+    __m512i& carry, __m512i& sum, __m512i a, __m512i b)
+{
+    carry = _mm512_ternarylogic_epi64(sum, a, b, 0xE8);
+    sum = _mm512_ternarylogic_epi64(sum, a, b, 0x96);
+}
+
+__attribute__((target(OPSCOPE_AVX512))) void binBitSliced(
+    const float* p, int64_t n, const FloatParams& params, const Binner& bin, HistPartial& h)
+{
+    // Count of a position = ones + 2·twos + 4·fours + 8·eights + 16·(up as a binary number).
+    constexpr int kUp = 12;
+    constexpr int64_t kBlock = 128; // 16 one-hot vectors
+    constexpr int64_t kBlocksPerFlush = ((int64_t(1) << (4 + kUp)) - 1) / 16;
+    const Float512 c(params);
+    __m512i ones = _mm512_setzero_si512(), twos = ones, fours = ones, eights = ones, up[kUp];
+    for (__m512i& v : up)
+        v = ones;
+    auto flush = [&] __attribute__((always_inline))
+    {
+        addPlane(ones, 1, h);
+        addPlane(twos, 2, h);
+        addPlane(fours, 4, h);
+        addPlane(eights, 8, h);
+        for (int k = 0; k < kUp; ++k)
+            addPlane(up[k], uint64_t(16) << k, h);
+    };
+    int64_t blocks = 0, i = 0;
+    for (; i + kBlock <= n; i += kBlock) {
+        const float* q = p + i;
+        __m512i a, b, twosA, twosB, foursA, foursB, eightsA, eightsB, sixteens;
+        oneHot16(q, c, bin, h, a, b);
+        csa(twosA, ones, a, b);
+        oneHot16(q + 16, c, bin, h, a, b);
+        csa(twosB, ones, a, b);
+        csa(foursA, twos, twosA, twosB);
+        oneHot16(q + 32, c, bin, h, a, b);
+        csa(twosA, ones, a, b);
+        oneHot16(q + 48, c, bin, h, a, b);
+        csa(twosB, ones, a, b);
+        csa(foursB, twos, twosA, twosB);
+        csa(eightsA, fours, foursA, foursB);
+        oneHot16(q + 64, c, bin, h, a, b);
+        csa(twosA, ones, a, b);
+        oneHot16(q + 80, c, bin, h, a, b);
+        csa(twosB, ones, a, b);
+        csa(foursA, twos, twosA, twosB);
+        oneHot16(q + 96, c, bin, h, a, b);
+        csa(twosA, ones, a, b);
+        oneHot16(q + 112, c, bin, h, a, b);
+        csa(twosB, ones, a, b);
+        csa(foursB, twos, twosA, twosB);
+        csa(eightsB, fours, foursA, foursB);
+        csa(sixteens, eights, eightsA, eightsB);
+        for (int k = 0; k < kUp; ++k) {
+            const __m512i carry = _mm512_and_si512(up[k], sixteens);
+            up[k] = _mm512_xor_si512(up[k], sixteens);
+            sixteens = carry;
+        }
+        if (++blocks == kBlocksPerFlush) {
+            flush();
+            ones = twos = fours = eights = _mm512_setzero_si512();
+            for (__m512i& v : up)
+                v = ones;
+            blocks = 0;
+        }
+    }
+    binScalar(p + i, n - i, bin, h);
+    flush();
+}
+#pragma GCC diagnostic pop
+#endif
+
+// LogMagnitude: log10 of floats is monotone (neighbouring floats differ by far more than its
+// rounding error), so bins are steps in |x|. A table indexed by the top 15 bits of |x| (exponent
+// and 7 mantissa bits) holds the bin of every |x| in its range, or -1 when a bin edge falls inside
+// the range: then Binner bins the value itself.
+class LogTable {
+public:
+    explicit LogTable(const Binner& bin)
+        : m_bins(size_t(1) << 15)
+    {
+        // first[k]: bits of the smallest positive float in bin k or above; first[bins] a sentinel.
+        std::vector<uint32_t> first(static_cast<size_t>(bin.bins) + 1, UINT32_MAX);
+        first[0] = 0;
+        for (int k = 1; k < bin.bins; ++k)
+            first[static_cast<size_t>(k)] = firstInBin(bin, k);
+        size_t k = 0;
+        for (uint32_t key = 0; key < m_bins.size(); ++key) {
+            const uint32_t lowest = std::max(key << 16, 1u), highest = (key << 16) | 0xFFFF;
+            while (first[k + 1] <= lowest)
+                ++k;
+            m_bins[key] = first[k + 1] <= highest ? int16_t(-1) : static_cast<int16_t>(k);
+        }
+    }
+
+    static bool usable(const Binner& bin) { return bin.logMag && bin.bins < (1 << 15); }
+    int operator()(uint32_t absBits) const { return m_bins[absBits >> 16]; }
+
+private:
+    static constexpr uint32_t kInfBits = 0x7F800000;
+
+    static int binOfBits(const Binner& bin, uint32_t bits)
+    {
+        float v;
+        std::memcpy(&v, &bits, sizeof v);
+        return bin(std::log10(static_cast<double>(v)));
+    }
+
+    // Binary search over the positive floats, from a guess at 10^edge when it brackets the edge.
+    static uint32_t firstInBin(const Binner& bin, int k)
+    {
+        uint32_t lo = 1, hi = kInfBits - 1;
+        if (binOfBits(bin, lo) >= k) return lo;
+        if (binOfBits(bin, hi) < k) return kInfBits;
+        const float guess = static_cast<float>(std::pow(10.0, bin.lo + k * bin.range / bin.bins));
+        uint32_t g;
+        std::memcpy(&g, &guess, sizeof g);
+        if (guess > 0 && g > lo + 64 && g + 64 < hi && binOfBits(bin, g - 64) < k && binOfBits(bin, g + 64) >= k) {
+            lo = g - 64;
+            hi = g + 64;
+        }
+        while (hi - lo > 1) { // bin(lo) < k <= bin(hi)
+            const uint32_t mid = lo + (hi - lo) / 2;
+            (binOfBits(bin, mid) >= k ? hi : lo) = mid;
+        }
+        return hi;
+    }
+
+    std::vector<int16_t> m_bins;
+};
+
+void binLogTable(const float* p, int64_t n, const Binner& bin, const LogTable& table, HistPartial& h)
+{
+    std::vector<uint64_t> local(static_cast<size_t>(bin.bins) * 4, 0); // four interleaved, as in binAvx2
+    for (int64_t i = 0; i < n; ++i) {
+        uint32_t bits;
+        std::memcpy(&bits, p + i, sizeof bits);
+        bits &= 0x7FFFFFFF;
+        if (bits >= 0x7F800000) {
+            ++(bits > 0x7F800000 ? h.nan : h.inf);
+            continue;
+        }
+        if (bits == 0) {
+            ++h.zeros;
+            continue;
+        }
+        int b = table(bits);
+        if (b < 0) b = bin(std::log10(std::fabs(static_cast<double>(p[i]))));
+        ++local[static_cast<size_t>(b) * 4 + static_cast<size_t>(i & 3)];
+    }
+    for (size_t b = 0; b < h.counts.size(); ++b)
+        h.counts[b] += local[b * 4] + local[b * 4 + 1] + local[b * 4 + 2] + local[b * 4 + 3];
+}
+
+void binRange(const float* p, int64_t n, const Binner& bin, const LogTable* logTable, HistPartial& h)
+{
+#ifdef OPSCOPE_STATS_X86
+    const Isa level = isa();
+    if (!bin.logMag && n >= 16 && level >= Isa::Avx2) {
+        FloatParams fp;
+        if (floatParams(bin, fp)) {
+            if (level == Isa::Avx512 && bin.bins <= 64 && n >= kTableMin) return binBitSliced(p, n, fp, bin, h);
+            return binChunks(p, n, FloatBins(fp), bin, h);
+        }
+        const double scale = bin.bins / bin.range;
+        if (std::isfinite(scale) && scale > 0 && bin.bins <= (1 << 16))
+            return binChunks(p, n, DoubleBins(DoubleParams { bin.lo, scale, bin.bins }), bin, h);
     }
 #endif
+    if (logTable) return binLogTable(p, n, bin, *logTable, h);
     binScalar(p, n, bin, h);
 }
 
@@ -354,9 +733,9 @@ TensorStats computeStats(const TensorView& t)
     }
     s.min = p.min;
     s.max = p.max;
-    s.mean = p.sum / static_cast<double>(p.finite);
-    s.std = std::sqrt(std::max(0.0, p.sumSq / static_cast<double>(p.finite) - s.mean * s.mean));
-    s.l2 = std::sqrt(p.sumSq);
+    s.mean = p.mean;
+    s.std = std::sqrt(p.m2 / static_cast<double>(p.finite));
+    s.l2 = std::sqrt(p.m2 + static_cast<double>(p.finite) * p.mean * p.mean);
     return s;
 }
 
@@ -392,7 +771,11 @@ Histogram computeHistogram(
     HistPartial parts[2];
     for (HistPartial& part : parts)
         part.counts.assign(static_cast<size_t>(bins), 0);
-    parallelFor(t.size(), [&](int w, int64_t b, int64_t e) { binRange(t.data() + b, e - b, bin, parts[w]); });
+    std::optional<LogTable> logTable;
+    if (LogTable::usable(bin) && t.size() >= kTableMin) logTable.emplace(bin);
+    parallelFor(t.size(), [&](int w, int64_t b, int64_t e) {
+        binRange(t.data() + b, e - b, bin, logTable ? &*logTable : nullptr, parts[w]);
+    });
     h.bins.resize(static_cast<size_t>(bins));
     for (size_t b = 0; b < h.bins.size(); ++b)
         h.bins[b] = parts[0].counts[b] + parts[1].counts[b];

@@ -29,6 +29,8 @@ enum class HistogramScale { Linear, LogMagnitude };
 /// Counts of finite values in `bins` equal bins over [lo, hi] (Linear), or over log10|x| for
 /// non-zero values (LogMagnitude; zeros counted apart). NaN and ±Inf are counted apart.
 /// Counts of all bins plus nan, inf (and zeros in LogMagnitude) equal the element count.
+/// A value v goes to bin floor((v - lo) * bins / (hi - lo)), evaluated in double and clamped
+/// to [0, bins - 1].
 struct Histogram {
     HistogramScale scale = HistogramScale::Linear;
     double lo = 0;
@@ -39,7 +41,9 @@ struct Histogram {
     uint64_t zeros = 0; ///< LogMagnitude only
 };
 
-/// One pass over the values (vectorised; both cores above ~1 M elements).
+/// One pass over the values (vectorised; both cores above ~1 M elements). The environment
+/// variable OPSCOPE_STATS_MAX_ISA=avx2 or =portable caps the instruction set used here and in
+/// computeHistogram (for tests and benchmarks).
 TensorStats computeStats(const TensorView& t);
 /// The histogram over the finite range of `stats` (or over [lo, hi] when lo < hi is given).
 Histogram computeHistogram(const TensorView& t, const TensorStats& stats, int bins = 64,

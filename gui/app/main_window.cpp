@@ -9,6 +9,7 @@
 #include "gui/panels/breakpoints_panel.h"
 #include "gui/panels/run_record_panel.h"
 #include "gui/tensor/tensor_inspector.h"
+#include "gui/train/train_panel.h"
 #include "models/registry.h"
 
 #include <QAction>
@@ -72,6 +73,20 @@ MainWindow::MainWindow(const AppOptions& options, QWidget* parent)
         if (!m_controller->isActive()) m_inputs->setBusy(false);
         updateActions();
         updateStatus();
+        m_train->updateControls();
+    });
+    // Training and a debug run share the block: one at a time.
+    m_train->setStartGuard(
+        [this] { return m_controller->isActive() ? tr("Stop the debug run first (Shift+F5)") : QString(); });
+    for (auto signal : { &TrainPanel::trainingStarted, &TrainPanel::trainingFinished })
+        connect(m_train, signal, this, [this] {
+            m_inputs->setBusy(m_train->isTraining() || m_controller->isActive());
+            updateActions();
+        });
+    connect(m_train, &TrainPanel::trainingFailed, this, [this](const QString& error) {
+        m_inputs->setBusy(m_controller->isActive());
+        updateActions();
+        statusBar()->showMessage(tr("Training failed: %1").arg(error), 10000);
     });
     connect(m_breakpoints, &BreakpointModel::breakpointsChanged, this, [this] {
         syncBreakpointMarks();
@@ -164,6 +179,10 @@ void MainWindow::buildDocks()
     QDockWidget* bps = dock(tr("Breakpoints"), "breakpointsDock", m_breakpointsPanel, Qt::LeftDockWidgetArea);
     QDockWidget* inspector = dock(tr("Tensor Inspector"), "inspectorDock", m_inspector, Qt::RightDockWidgetArea);
     QDockWidget* record = dock(tr("Run Record"), "recordDock", m_record, Qt::BottomDockWidgetArea);
+    m_train = new TrainPanel(this);
+    QDockWidget* train = dock(tr("Train"), "trainDock", m_train, Qt::BottomDockWidgetArea);
+    tabifyDockWidget(record, train);
+    record->raise();
     splitDockWidget(model, bps, Qt::Vertical);
     resizeDocks({ model, inspector }, { 330, 560 }, Qt::Horizontal);
     resizeDocks({ model, bps }, { 600, 220 }, Qt::Vertical);
@@ -322,6 +341,7 @@ void MainWindow::openFileDialog()
 void MainWindow::openModel(const QString& spec)
 {
     if (spec.isEmpty()) return;
+    m_train->stopAndWait(3000); // training uses the current block
     m_controller->loadModel(spec);
 }
 
@@ -351,6 +371,7 @@ void MainWindow::closeEvent(QCloseEvent* event)
 {
     // Stop a paused or going run before the window goes; the worker is joined by the controller.
     if (m_controller->isActive()) m_controller->stopAndWait(3000);
+    m_train->stopAndWait(3000);
     QSettings s;
     s.setValue(QStringLiteral("window/geometry"), saveGeometry());
     s.setValue(QStringLiteral("window/state"), saveState());

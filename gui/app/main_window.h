@@ -20,11 +20,12 @@ class GraphPanel;
 class InputPanel;
 class RunRecordPanel;
 class TensorInspector;
+class TrainPanel;
 struct InspectedTensor;
 
 /// The opscope window: the graph in the centre, docks for the model and its inputs, breakpoints,
-/// the tensor inspector and the run record; the debugger's actions on a toolbar, in the Debug menu
-/// and on the usual keys. One SessionController drives every panel: a pause selects the node,
+/// the tensor inspector, the run record and training; the debugger's actions on a toolbar, in the
+/// Debug menu and on the usual keys. One SessionController drives every panel: a pause selects the node,
 /// marks the graph, fills the inspector and the record.
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -50,6 +51,7 @@ public:
     BreakpointsPanel* breakpointsPanel() const { return m_breakpointsPanel; }
     RunRecordPanel* runRecordPanel() const { return m_record; }
     InputPanel* inputPanel() const { return m_inputs; }
+    TrainPanel* trainPanel() const { return m_train; }
     QString statusText() const;
     /// The last error shown to the user (tests), and whether message boxes are shown (off in tests
     /// and scripted runs: errors then go to the status bar and stderr).
@@ -134,6 +136,7 @@ private:
     BreakpointsPanel* m_breakpointsPanel = nullptr;
     RunRecordPanel* m_record = nullptr;
     InputPanel* m_inputs = nullptr;
+    TrainPanel* m_train = nullptr;
     QLabel* m_stateLabel = nullptr;
     QLabel* m_modelLabel = nullptr;
     QMenu* m_recentMenu = nullptr;

@@ -12,6 +12,7 @@
 #include "gui/tensor/feature_map_view.h"
 #include "gui/tensor/inspected_tensor.h"
 #include "gui/tensor/tensor_inspector.h"
+#include "gui/train/train_panel.h"
 
 #include <algorithm>
 
@@ -52,6 +53,10 @@ void MainWindow::startUp()
 bool MainWindow::startRun(bool pauseAtEntry)
 {
     if (!m_controller->model()) return false;
+    if (m_train->isTraining()) {
+        showMessage(tr("Run"), tr("The model is training: stop the training first"));
+        return false;
+    }
     const InputPanel::Built built = m_inputs->buildInputs();
     if (!built.ok()) {
         showMessage(tr("Inputs"), built.error);
@@ -135,6 +140,7 @@ void MainWindow::onModelLoaded(ModelInfoPtr model)
     m_modelLabel->setText(QStringLiteral("%1 · %2 ops").arg(model->title).arg(model->opCount));
     m_record->setRecord(nullptr);
     m_inspector->clear(tr("Not paused. Set a breakpoint (F9) and run (F5)."));
+    m_train->setModel(model);
     restoreModelSettings();
     const bool first = m_firstModel;
     m_firstModel = false;
@@ -389,14 +395,17 @@ void MainWindow::updateActions()
     const bool model = m_controller->model() != nullptr;
     const bool paused = s == S::Paused;
     const bool active = m_controller->isActive();
-    action(Action::Run)->setEnabled(model && (paused || !active));
+    // A training uses the block: no debug run starts meanwhile.
+    const bool trainingActive = m_train && m_train->isTraining();
+    const bool canStart = model && !trainingActive && (paused || !active);
+    action(Action::Run)->setEnabled(canStart);
     action(Action::Run)->setText(paused ? tr("&Continue") : tr("&Run"));
     action(Action::Pause)->setEnabled(s == S::Running);
     action(Action::Stop)->setEnabled(active);
-    action(Action::StepOver)->setEnabled(model && (paused || !active));
-    action(Action::StepInto)->setEnabled(model && (paused || !active));
+    action(Action::StepOver)->setEnabled(canStart);
+    action(Action::StepInto)->setEnabled(canStart);
     action(Action::StepOut)->setEnabled(paused);
-    action(Action::RunTo)->setEnabled(model && (paused || !active));
+    action(Action::RunTo)->setEnabled(canStart);
     action(Action::ToggleBreakpoint)->setEnabled(model);
 }
 

@@ -13,9 +13,7 @@
 
 namespace opscope::samples {
 
-namespace {
-// Rows `idx[begin, end)` of `t` (first axis), copied into one tensor.
-Tensor gather(const Tensor& t, const std::vector<int64_t>& idx, size_t begin, size_t end)
+Tensor gatherRows(const Tensor& t, const std::vector<int64_t>& idx, size_t begin, size_t end)
 {
     Shape s = t.shape();
     s[0] = static_cast<int64_t>(end - begin);
@@ -25,27 +23,56 @@ Tensor gather(const Tensor& t, const std::vector<int64_t>& idx, size_t begin, si
         std::copy_n(t.data() + idx[i] * row, row, out.data() + static_cast<int64_t>(i - begin) * row);
     return out;
 }
-} // namespace
 
-TrainSetup trainingSetup(const std::string& sample, uint64_t seed)
+double trainBatch(
+    gluon::HybridBlock& block, gluon::HybridBlock& loss, gluon::Trainer& trainer, const Tensor& x, const Tensor& y)
+{
+    Tensor l;
+    {
+        auto r = autograd::record();
+        l = loss.call({ block.call(x), y }).at(0);
+    }
+    autograd::backward(l);
+    trainer.step(x.shape()[0]);
+    double sum = 0;
+    for (float v : l.values())
+        sum += v;
+    return sum;
+}
+
+bool hasTrainingData(const std::string& sample)
+{
+    return sample == "mlp" || sample == "lenet";
+}
+
+TrainSetup trainingDefaults(const std::string& sample)
 {
     TrainSetup s;
     if (sample == "mlp") {
-        s.train = spirals(1500, 3, 0.15, seed * 2 + 1);
-        s.test = spirals(600, 3, 0.15, seed * 2 + 2);
         s.optimizer = "adam";
         s.learningRate = 0.01;
         s.epochs = 40;
         s.batch = 32;
     } else if (sample == "lenet") {
-        s.train = digits(12000, seed * 2 + 1);
-        s.test = digits(2000, seed * 2 + 2);
         s.optimizer = "adam";
         s.learningRate = 0.002;
         s.epochs = 6;
         s.batch = 64;
     } else {
         throw UsageError("sample '" + sample + "' has no training data (mlp and lenet have)");
+    }
+    return s;
+}
+
+TrainSetup trainingSetup(const std::string& sample, uint64_t seed)
+{
+    TrainSetup s = trainingDefaults(sample);
+    if (sample == "mlp") {
+        s.train = spirals(1500, 3, 0.15, seed * 2 + 1);
+        s.test = spirals(600, 3, 0.15, seed * 2 + 2);
+    } else {
+        s.train = digits(12000, seed * 2 + 1);
+        s.test = digits(2000, seed * 2 + 2);
     }
     return s;
 }
@@ -58,8 +85,8 @@ double accuracy(gluon::HybridBlock& block, const Dataset& data, int64_t batch)
     std::iota(idx.begin(), idx.end(), 0);
     for (int64_t b = 0; b < n; b += batch) {
         const size_t e = static_cast<size_t>(std::min(n, b + batch));
-        const Tensor x = gather(data.data, idx, static_cast<size_t>(b), e);
-        const Tensor y = gather(data.label, idx, static_cast<size_t>(b), e);
+        const Tensor x = gatherRows(data.data, idx, static_cast<size_t>(b), e);
+        const Tensor y = gatherRows(data.label, idx, static_cast<size_t>(b), e);
         metric.update({ y }, { block.call(x) });
     }
     return metric.get().second;
@@ -85,17 +112,9 @@ std::vector<EpochReport> train(gluon::HybridBlock& block, const TrainSetup& setu
         double total = 0;
         for (int64_t b = 0; b < n; b += setup.batch) {
             const size_t e = static_cast<size_t>(std::min(n, b + setup.batch));
-            const Tensor x = gather(setup.train.data, order, static_cast<size_t>(b), e);
-            const Tensor y = gather(setup.train.label, order, static_cast<size_t>(b), e);
-            Tensor l;
-            {
-                auto r = autograd::record();
-                l = loss.call({ block.call(x), y }).at(0);
-            }
-            autograd::backward(l);
-            trainer.step(x.shape()[0]);
-            for (float v : l.values())
-                total += v;
+            const Tensor x = gatherRows(setup.train.data, order, static_cast<size_t>(b), e);
+            const Tensor y = gatherRows(setup.train.label, order, static_cast<size_t>(b), e);
+            total += trainBatch(block, loss, trainer, x, y);
         }
         EpochReport r;
         r.epoch = epoch;

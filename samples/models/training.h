@@ -1,6 +1,7 @@
 #pragma once
 
 #include "gluon/block.h"
+#include "gluon/trainer.h"
 #include "models/datasets.h"
 
 #include <functional>
@@ -29,6 +30,12 @@ struct EpochReport {
     double seconds = 0;
 };
 
+/// Whether a built-in sample has training data (mlp, lenet).
+bool hasTrainingData(const std::string& sample);
+/// The optimizer, learning rate, epochs and batch of a sample, without making its data (cheap).
+/// Throws UsageError for a sample that has no training data.
+TrainSetup trainingDefaults(const std::string& sample);
+
 /// The setup of a built-in sample: `mlp` learns 2-D spirals (3 classes), `lenet` synthetic
 /// handwritten digits. Throws UsageError for a sample that has no training data.
 TrainSetup trainingSetup(const std::string& sample, uint64_t seed = 0);
@@ -37,6 +44,14 @@ TrainSetup trainingSetup(const std::string& sample, uint64_t seed = 0);
 /// Trainer; `onEpoch` is called after each epoch. Returns every epoch's report.
 std::vector<EpochReport> train(gluon::HybridBlock& block, const TrainSetup& setup, uint64_t seed = 0,
     const std::function<void(const EpochReport&)>& onEpoch = {});
+
+/// Rows `order[begin, end)` of `t` (first axis), copied into one tensor: a shuffled mini-batch.
+Tensor gatherRows(const Tensor& t, const std::vector<int64_t>& order, size_t begin, size_t end);
+
+/// One step on the mini-batch (x, y): forward under autograd::record, `loss`, backward and
+/// trainer.step. Returns the batch's summed loss.
+double trainBatch(
+    gluon::HybridBlock& block, gluon::HybridBlock& loss, gluon::Trainer& trainer, const Tensor& x, const Tensor& y);
 
 /// The fraction of `data` that `block` classifies right (argmax over its outputs' axis 1).
 double accuracy(gluon::HybridBlock& block, const Dataset& data, int64_t batch = 256);

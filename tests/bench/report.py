@@ -2,7 +2,10 @@
 """Runs the benchmark programs once and writes docs/BENCHMARKS.md from their JSON output.
 
 Every figure is a ratio or a difference between benchmarks of the same run, so a noisy machine
-moves all of them together. Usage: tests/bench/report.py [BUILD_DIR] (default: build)."""
+moves all of them together. Usage: tests/bench/report.py [BUILD_DIR] [--only SECTION] (BUILD_DIR
+default: build). With --only train, only the "Training step" section is measured and replaced in
+place in docs/BENCHMARKS.md (appended when missing); the other sections are left as they are."""
+import argparse
 import datetime
 import json
 import os
@@ -11,15 +14,28 @@ import subprocess
 import sys
 
 root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-build = sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "build")
-bindir = os.path.join(build, "bin")
+ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+ap.add_argument("build", nargs="?", default=os.path.join(root, "build"), help="build directory (default: build)")
+ap.add_argument("--only", choices=["train"], help="measure and replace only this section")
+args = ap.parse_args()
+bindir = os.path.join(args.build, "bin")
+TRAIN_THREADS = (1, 2)  # OMP_NUM_THREADS for bench_train and torch.set_num_threads for PyTorch
 
 
-def run(name, extra=()):
+def want(section):
+    return args.only is None or args.only == section
+
+
+def threads_env(n):
+    return dict(os.environ, OMP_NUM_THREADS=str(n))
+
+
+def run(name, extra=(), env=None):
     exe = os.path.join(bindir, name)
     if not os.path.exists(exe):
         return None
-    out = subprocess.run([exe, "--benchmark_format=json", *extra], check=True, capture_output=True, text=True)
+    out = subprocess.run([exe, "--benchmark_format=json", *extra], check=True, capture_output=True, text=True,
+                         env=env)
     result = {}
     for b in json.loads(out.stdout)["benchmarks"]:
         if b.get("run_type") == "aggregate":
@@ -48,7 +64,7 @@ lines = ["# Benchmarks", "",
              "Release build"),
          "Figures are ratios or differences within one run; absolute times move with the machine.", ""]
 
-ex = run("bench_executor")
+ex = run("bench_executor") if want("executor") else None
 if ex:
     k = ex["BM_Chain_KernelsOnly"]
     lines += ["## Executor cost per op", "",
@@ -82,7 +98,7 @@ if ex:
                 lines.append("%s batch %d: oneDNN kernels are %.1f× the reference kernels." % (net, batch, ns(r) / ns(a)))
     lines.append("")
 
-cv = run("bench_conv_vs_onednn")
+cv = run("bench_conv_vs_onednn") if want("conv") else None
 if cv:
     lines += ["## ResNet-18 convolutions against oneDNN alone", "",
               "Our Convolution kernel (plain NCHW tensors in and out, as the executor uses it) against the same "
@@ -106,7 +122,7 @@ if cv:
                 batch, 100 * alone / ours))
     lines.append("")
 
-hk = run("bench_hooks")
+hk = run("bench_hooks") if want("hooks") else None
 if hk:
     models = {0: "seed model × 64 Dense(16)", 1: "lenet", 2: "mlp"}
     lines += ["## Op hooks", "", "Median of 3 repetitions, CPU time of the calling thread (the hooks run on it); "
@@ -127,7 +143,7 @@ if hk:
         lines.append("| %s | hybridized vs eager | | %.2f× faster | | |" % (mname, cpu(e) / cpu(hb)))
     lines.append("")
 
-db = run("bench_debug")
+db = run("bench_debug") if want("debug") else None
 if db:
     plain, stats = db["BM_PlainSum/real_time"], db["BM_StatsAndHistogram/real_time"]
     lines += ["## Debugger", "", "Statistics (min, max, mean, std, L2, NaN/Inf/zero counts) and a 64-bin histogram of 100 M "
@@ -144,7 +160,7 @@ if db:
         lines.append("| %s | %.1f | %+.1f %% |" % (label, ns(b) / 1e3, 100 * (ns(b) / ns(base) - 1)))
     lines.append("")
 
-gl = run("bench_graph_layout")
+gl = run("bench_graph_layout") if want("layout") else None
 if gl:
     lines += ["## Graph layout", "",
               "Graphviz `dot` on what the graph view lays out (item sizes as the view measures them; a chain of "
@@ -161,8 +177,97 @@ if gl:
     lines += ["", "Opening the 3,000-op graph lays out %.0f× faster than expanding it whole; layouts run off the GUI "
               "thread either way." % (ns(full) / ns(opened)), ""]
 
+
+
+def torch_step(threads):
+    """tests/bench/torch_train_step.py's JSON, or None when PyTorch is not installed."""
+    script = os.path.join(root, "tests", "bench", "torch_train_step.py")
+    out = subprocess.run(["/usr/bin/python3", script, "--threads", str(threads)], capture_output=True, text=True,
+                         env=threads_env(threads))
+    if out.returncode != 0:
+        print("torch_train_step.py failed:", out.stderr.strip().splitlines()[-1:], file=sys.stderr)
+        return None
+    return json.loads(out.stdout)
+
+
+def train_section():
+    load = os.getloadavg()[0]
+    runs = {}
+    for t in TRAIN_THREADS:
+        flt = ".*" if t == 1 else "BM_TrainStep/(lenet|mlp)/"
+        tr = run("bench_train", ["--benchmark_filter=" + flt], env=threads_env(t))
+        if tr is None:
+            return []
+        runs[t] = (tr, torch_step(t))
+    tr1, th1 = runs[1]
+    version = th1["torch"] if th1 else "not installed"
+    sec = ["## Training step", "",
+           "One training step, batch 64: forward under `autograd::record`, softmax cross-entropy, backward, "
+           "`Trainer::step` with plain SGD (lr 0.01) on the hybridized `lenet` and `mlp` samples "
+           "(tests/bench/bench_train.cpp), against the same layers and shapes in PyTorch %s (Debian python3-torch; "
+           "CrossEntropyLoss, SGD lr 0.01, zero_grad included; tests/bench/torch_train_step.py), run one after the "
+           "other. Threads: OMP_NUM_THREADS for opscope, `torch.set_num_threads` (same number) for PyTorch. "
+           "Times are medians over the steps: with one thread, of the calling thread's CPU time (all the step's "
+           "work runs on it; time spent descheduled by other processes is left out), with two, of wall time. "
+           "Ratio = opscope / PyTorch (above 1: opscope is slower). "
+           "Load average when the run started: %.1f on %d cores; with another process on a core, two threads "
+           "mostly wait for each other and their figures say little." % (version, load, os.cpu_count()), "",
+           "| network | batch | threads | clock | opscope ms/step | PyTorch ms/step | ratio |",
+           "|---|---|---|---|---|---|---|"]
+    for net in ("lenet", "mlp"):
+        for t in TRAIN_THREADS:
+            tr, th = runs[t]
+            key = "median_cpu_ms" if t == 1 else "median_ms"
+            ours = tr["BM_TrainStep/%s/min_time:1.000/real_time" % net][key]
+            theirs = th["nets"][net][key] if th else None
+            sec.append("| %s | 64 | %d | %s | %.3f | %s | %s |" % (
+                net, t, "thread CPU" if t == 1 else "wall", ours, "%.3f" % theirs if theirs else "—",
+                "%.2f" % (ours / theirs) if theirs else "—"))
+    sec.append("")
+    eager = ["%s %.2f×" % (net, tr1["BM_TrainStep/%s_eager/min_time:1.000/real_time" % net]["median_cpu_ms"]
+                           / tr1["BM_TrainStep/%s/min_time:1.000/real_time" % net]["median_cpu_ms"])
+             for net in ("lenet", "mlp")]
+    sec += ["Eager (not hybridized) against hybridized opscope, one thread: %s the time per step." % ", ".join(eager),
+            ""]
+    ph = tr1["BM_TrainPhases/lenet/min_time:1.000/real_time"]
+    total = ph["forward_ms"] + ph["backward_ms"] + ph["update_ms"]
+    sec += ["Where the opscope `lenet` step goes (one thread; medians, ms): forward + loss %.2f (%.0f %%), backward "
+            "%.2f (%.0f %%), update %.3f (%.1f %%). By layer (an op hook charging the time between one op's output "
+            "and the next to that op, BM_TrainOps; the largest five):" % (
+                ph["forward_ms"], 100 * ph["forward_ms"] / total, ph["backward_ms"], 100 * ph["backward_ms"] / total,
+                ph["update_ms"], 100 * ph["update_ms"] / total), "",
+            "| layer, pass | ms per step | share |", "|---|---|---|"]
+    ops = tr1["BM_TrainOps/lenet/min_time:1.000/real_time"]
+    layers = {k: v for k, v in ops.items() if k.endswith((" forward", " backward"))}
+    layer_total = sum(layers.values())
+    for k, v in sorted(layers.items(), key=lambda kv: -kv[1])[:5]:
+        sec.append("| %s | %.2f | %.0f %% |" % (k, v, 100 * v / layer_total))
+    sec.append("")
+    return sec
+
+
 out = os.path.join(root, "docs", "BENCHMARKS.md")
 os.makedirs(os.path.dirname(out), exist_ok=True)
-with open(out, "w") as f:
-    f.write("\n".join(lines) + "\n")
+train = train_section() if want("train") else []
+if args.only is None:
+    lines += train
+    with open(out, "w") as f:
+        f.write("\n".join(lines) + "\n")
+elif train:
+    # Replace the section (up to the next "## " heading) in place, or append it.
+    with open(out) as f:
+        doc = f.read().split("\n")
+    heading = train[0]
+    if heading in doc:
+        start = doc.index(heading)
+        end = next((i for i in range(start + 1, len(doc)) if doc[i].startswith("## ")), len(doc))
+        doc[start:end] = train
+    else:
+        while doc and doc[-1] == "":
+            doc.pop()
+        doc += [""] + train
+    with open(out, "w") as f:
+        f.write("\n".join(doc).rstrip("\n") + "\n")
+else:
+    sys.exit("bench_train not found in " + bindir)
 print("wrote", out)

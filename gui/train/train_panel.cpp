@@ -1,0 +1,408 @@
+#include "gui/train/train_panel.h"
+
+#include "core/error.h"
+#include "gui/train/train_charts.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGridLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPointer>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QStackedWidget>
+#include <QThread>
+#include <QVBoxLayout>
+
+namespace opscope::gui {
+
+namespace {
+constexpr int kDecisionSize = 320;
+
+QString sampleName(const ModelInfo& model)
+{
+    return model.isSample() ? model.spec.mid(7) : QString();
+}
+} // namespace
+
+TrainPanel::TrainPanel(QWidget* parent)
+    : QWidget(parent)
+{
+    buildUi();
+    setModel(nullptr);
+}
+
+TrainPanel::~TrainPanel()
+{
+    if (m_stopFlag) *m_stopFlag = true;
+    if (m_thread) {
+        m_thread->wait();
+        delete m_thread;
+    }
+}
+
+void TrainPanel::buildUi()
+{
+    auto* outer = new QVBoxLayout(this);
+    outer->setContentsMargins(0, 0, 0, 0);
+    m_stack = new QStackedWidget(this);
+    outer->addWidget(m_stack);
+
+    m_message = new QLabel(this);
+    m_message->setAlignment(Qt::AlignCenter);
+    m_message->setWordWrap(true);
+    m_message->setStyleSheet(QStringLiteral("color: #888;"));
+    m_stack->addWidget(m_message);
+
+    auto* page = new QSplitter(Qt::Horizontal, this);
+    page->setChildrenCollapsible(false);
+    m_stack->addWidget(page);
+
+    // Settings and buttons.
+    // In a scroll area, so that a narrow dock does not squeeze the window's other docks.
+    auto* scroll = new QScrollArea(page);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setMinimumWidth(120);
+    auto* controls = new QWidget(scroll);
+    auto* grid = new QGridLayout(controls);
+    grid->setContentsMargins(6, 4, 6, 4);
+    grid->setVerticalSpacing(3);
+    m_title = new QLabel(controls);
+    m_title->setStyleSheet(QStringLiteral("font-weight: bold;"));
+    m_epochs = new QSpinBox(controls);
+    m_epochs->setRange(1, 10000);
+    m_batch = new QSpinBox(controls);
+    m_batch->setRange(1, 65536);
+    m_rate = new QDoubleSpinBox(controls);
+    m_rate->setDecimals(5);
+    m_rate->setRange(0.00001, 10.0);
+    m_rate->setSingleStep(0.001);
+    m_optimizer = new QComboBox(controls);
+    m_optimizer->addItems({ QStringLiteral("adam"), QStringLiteral("sgd") });
+    m_seed = new QSpinBox(controls);
+    m_seed->setRange(0, 1000000);
+    m_fromInitial = new QCheckBox(tr("From initial weights"), controls);
+    m_fromInitial->setToolTip(tr("Start from the sample's untrained weights (made from the seed) instead of "
+                                 "the current ones"));
+    m_train = new QPushButton(tr("Train"), controls);
+    m_stop = new QPushButton(tr("Stop"), controls);
+    m_status = new QLabel(controls);
+    m_status->setWordWrap(true);
+    m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    for (QWidget* field : std::initializer_list<QWidget*> { m_epochs, m_batch, m_rate, m_seed, m_optimizer })
+        field->setMaximumWidth(100);
+    int row = 0;
+    grid->addWidget(m_title, row++, 0, 1, 2);
+    const std::pair<QString, QWidget*> fields[] = { { tr("Epochs"), m_epochs }, { tr("Batch"), m_batch },
+        { tr("Learning rate"), m_rate }, { tr("Optimizer"), m_optimizer }, { tr("Seed"), m_seed } };
+    for (const auto& [label, field] : fields) {
+        grid->addWidget(new QLabel(label, controls), row, 0);
+        grid->addWidget(field, row++, 1);
+    }
+    grid->addWidget(m_fromInitial, row++, 0, 1, 2);
+    auto* buttons = new QHBoxLayout;
+    buttons->addWidget(m_train);
+    buttons->addWidget(m_stop);
+    buttons->addStretch(1);
+    grid->addLayout(buttons, row++, 0, 1, 2);
+    grid->addWidget(m_status, row++, 0, 1, 2);
+    grid->setRowStretch(row, 1);
+    scroll->setWidget(controls);
+    page->addWidget(scroll);
+
+    m_plot = new TrainPlot(page);
+    page->addWidget(m_plot);
+
+    m_decisionView = new ImageView(page);
+    m_decisionView->setToolTip(tr("The class the model predicts over the plane of the data, paler where it is "
+                                  "less sure, with the training points"));
+    page->addWidget(m_decisionView);
+
+    m_gradients = new GradientView(page);
+    page->addWidget(m_gradients);
+    page->setStretchFactor(0, 0);
+    page->setStretchFactor(1, 4);
+    page->setStretchFactor(2, 3);
+    page->setStretchFactor(3, 3);
+    m_page = page;
+
+    connect(m_train, &QPushButton::clicked, this, [this] { startTraining(); });
+    connect(m_stop, &QPushButton::clicked, this, &TrainPanel::stopTraining);
+}
+
+void TrainPanel::showEvent(QShowEvent* event)
+{
+    QWidget::showEvent(event);
+    if (m_sized || width() < 100) return;
+    // First shown: the controls their natural width, the plot, decision regions and gradients 4:3:3.
+    m_sized = true;
+    const int controls = m_page->widget(0)->sizeHint().width();
+    const int rest = std::max(300, width() - controls);
+    m_page->setSizes({ controls, rest * 4 / 10, rest * 3 / 10, rest - rest * 7 / 10 });
+}
+
+bool TrainPanel::canTrainModel() const
+{
+    return m_model && samples::hasTrainingData(sampleName(*m_model).toStdString());
+}
+
+QString TrainPanel::unavailableMessage() const
+{
+    if (!m_model) return tr("No model");
+    return canTrainModel() ? QString() : tr("This model has no training data: mlp and lenet train");
+}
+
+void TrainPanel::setModel(ModelInfoPtr model)
+{
+    stopAndWait();
+    m_model = std::move(model);
+    ++m_generation; // anything still queued from the old model is dropped
+    m_reports.clear();
+    m_decision = QImage();
+    m_lastError.clear();
+    m_stopped = false;
+    m_plot->reset(10);
+    m_gradients->clear();
+    m_decisionView->setImage({});
+    m_status->clear();
+    if (!canTrainModel()) {
+        m_message->setText(unavailableMessage());
+        m_stack->setCurrentIndex(0);
+        updateControls();
+        return;
+    }
+    const std::string name = sampleName(*m_model).toStdString();
+    const samples::TrainSetup d = samples::trainingDefaults(name);
+    m_title->setText(tr("Train %1").arg(m_model->title));
+    setEpochs(d.epochs);
+    setBatchSize(static_cast<int>(d.batch));
+    setLearningRate(d.learningRate);
+    setOptimizer(QString::fromStdString(d.optimizer));
+    m_fromInitial->setChecked(name == "lenet"); // lenet ships trained weights
+    m_plot->reset(d.epochs);
+    m_decisionView->setPlaceholder(name == "mlp" ? tr("The decision regions show here after each epoch")
+                                                 : tr("Decision regions: only for 2-D data (mlp)"));
+    m_status->setText(tr("%1 · %2 · learning rate %3 · batch %4")
+                          .arg(m_model->title, QString::fromStdString(d.optimizer))
+                          .arg(d.learningRate)
+                          .arg(d.batch));
+    m_stack->setCurrentIndex(1);
+    updateControls();
+}
+
+void TrainPanel::setEpochs(int epochs)
+{
+    m_epochs->setValue(epochs);
+}
+void TrainPanel::setBatchSize(int batch)
+{
+    m_batch->setValue(batch);
+}
+void TrainPanel::setLearningRate(double rate)
+{
+    m_rate->setValue(rate);
+}
+void TrainPanel::setSeed(int seed)
+{
+    m_seed->setValue(seed);
+}
+void TrainPanel::setFromInitialWeights(bool on)
+{
+    m_fromInitial->setChecked(on);
+}
+
+void TrainPanel::setOptimizer(const QString& name)
+{
+    const int i = m_optimizer->findText(name);
+    if (i >= 0) m_optimizer->setCurrentIndex(i);
+}
+
+TrainConfig TrainPanel::config() const
+{
+    TrainConfig c;
+    c.sample = m_model ? sampleName(*m_model).toStdString() : std::string();
+    c.epochs = m_epochs->value();
+    c.batch = m_batch->value();
+    c.learningRate = m_rate->value();
+    c.optimizer = m_optimizer->currentText().toStdString();
+    c.seed = static_cast<uint64_t>(m_seed->value());
+    c.fromInitial = m_fromInitial->isChecked();
+    return c;
+}
+
+void TrainPanel::updateControls()
+{
+    const QString blocked = m_guard ? m_guard() : QString();
+    m_train->setEnabled(canTrainModel() && !m_training && blocked.isEmpty());
+    m_train->setToolTip(blocked);
+    m_stop->setEnabled(m_training);
+    for (QWidget* w : std::initializer_list<QWidget*> { m_epochs, m_batch, m_rate, m_optimizer, m_seed, m_fromInitial })
+        w->setEnabled(!m_training);
+}
+
+bool TrainPanel::startTraining()
+{
+    m_lastError.clear();
+    if (m_training)
+        m_lastError = tr("Training is already running");
+    else if (!canTrainModel())
+        m_lastError = unavailableMessage();
+    else if (m_guard)
+        m_lastError = m_guard();
+    if (!m_lastError.isEmpty()) {
+        m_status->setText(m_lastError);
+        return false;
+    }
+    joinWorker(2000); // the last worker has posted its end; let it return
+    if (m_thread) {
+        m_lastError = tr("The last training is still ending");
+        return false;
+    }
+
+    const TrainConfig cfg = config();
+    const quint64 gen = ++m_generation;
+    m_stopFlag = std::make_shared<std::atomic<bool>>(false);
+    m_training = true;
+    m_stopped = false;
+    m_totalEpochs = cfg.epochs;
+    m_reports.clear();
+    m_plot->reset(cfg.epochs);
+    m_gradients->clear();
+    m_status->setText(tr("Starting…"));
+
+    std::shared_ptr<gluon::HybridBlock> block = m_model->block;
+    std::shared_ptr<std::atomic<bool>> flag = m_stopFlag;
+    QPointer<TrainPanel> self(this);
+    // Posts `f` to the panel on the GUI thread; dropped when the panel is gone.
+    auto post = [self](auto f) {
+        if (!self) return;
+        QMetaObject::invokeMethod(
+            self.data(),
+            [self, f = std::move(f)] {
+                if (self) f(self.data());
+            },
+            Qt::QueuedConnection);
+    };
+    m_thread = QThread::create([block, cfg, flag, gen, post] {
+        TrainCallbacks cb;
+        cb.shouldStop = [flag] { return flag->load(); };
+        cb.onStatus = [&](const QString& text) { post([gen, text](TrainPanel* p) { p->onStatus(gen, text); }); };
+        cb.onBatchLoss = [&](double position, double loss) {
+            post([gen, position, loss](TrainPanel* p) { p->onBatchLoss(gen, position, loss); });
+        };
+        cb.onEpoch = [&](EpochResult&& r) {
+            auto result = std::make_shared<EpochResult>(std::move(r));
+            post([gen, result](TrainPanel* p) { p->onEpoch(gen, result); });
+        };
+        bool completed = false;
+        QString error;
+        try {
+            completed = runTraining(*block, cfg, cb);
+        } catch (const std::exception& e) {
+            error = QString::fromUtf8(e.what());
+        }
+        post([gen, completed, error](TrainPanel* p) { p->onEnded(gen, completed, error); });
+    });
+    m_thread->setObjectName(QStringLiteral("opscope-train"));
+    m_thread->start();
+    updateControls();
+    Q_EMIT trainingStarted();
+    return true;
+}
+
+void TrainPanel::stopTraining()
+{
+    if (m_stopFlag) *m_stopFlag = true;
+    if (m_training) m_status->setText(tr("Stopping…"));
+}
+
+void TrainPanel::joinWorker(int timeoutMs)
+{
+    if (!m_thread) return;
+    if (m_thread->wait(QDeadlineTimer(timeoutMs))) {
+        delete m_thread;
+        m_thread = nullptr;
+    }
+}
+
+bool TrainPanel::stopAndWait(int timeoutMs)
+{
+    if (m_stopFlag) *m_stopFlag = true;
+    joinWorker(timeoutMs);
+    if (m_thread) return false;
+    if (m_training) {
+        // The worker has ended; its queued end is dropped, the end is told here.
+        ++m_generation;
+        m_training = false;
+        m_stopped = true;
+        m_status->setText(tr("Stopped after %n epoch(s)", nullptr, epochsDone()));
+        updateControls();
+        Q_EMIT trainingFinished();
+    }
+    return true;
+}
+
+void TrainPanel::onStatus(quint64 generation, const QString& text)
+{
+    if (generation != m_generation || !m_training) return;
+    if (!m_stopFlag || !*m_stopFlag) m_status->setText(text);
+}
+
+void TrainPanel::onBatchLoss(quint64 generation, double position, double loss)
+{
+    if (generation != m_generation) return;
+    m_plot->addBatchLoss(position, loss);
+}
+
+void TrainPanel::onEpoch(quint64 generation, std::shared_ptr<EpochResult> result)
+{
+    if (generation != m_generation) return;
+    const samples::EpochReport& r = result->report;
+    m_reports.push_back(r);
+    m_plot->addEpoch(r);
+    if (!result->decision.isNull()) {
+        m_decision = result->decision;
+        m_decisionView->setImage(m_decision);
+    }
+    m_gradients->setGradients(std::move(result->gradients));
+    m_status->setText(tr("Epoch %1/%2 · loss %3 · train %4 % · test %5 % · %6 s")
+                          .arg(r.epoch)
+                          .arg(m_totalEpochs)
+                          .arg(r.loss, 0, 'f', 4)
+                          .arg(100 * r.trainAccuracy, 0, 'f', 1)
+                          .arg(100 * r.testAccuracy, 0, 'f', 1)
+                          .arg(r.seconds, 0, 'f', 2));
+    Q_EMIT epochFinished(r.epoch);
+}
+
+void TrainPanel::onEnded(quint64 generation, bool completed, const QString& error)
+{
+    if (generation != m_generation) return;
+    m_training = false;
+    m_stopped = !completed && error.isEmpty();
+    joinWorker(1000);
+    updateControls();
+    if (!error.isEmpty()) {
+        m_lastError = error;
+        m_status->setText(tr("Training failed: %1").arg(error));
+        Q_EMIT trainingFailed(error);
+        return;
+    }
+    if (m_stopped)
+        m_status->setText(tr("Stopped after %n epoch(s)", nullptr, epochsDone()));
+    else if (!m_reports.empty())
+        m_status->setText(tr("Done: %1 epochs · loss %2 · test accuracy %3 %")
+                              .arg(epochsDone())
+                              .arg(m_reports.back().loss, 0, 'f', 4)
+                              .arg(100 * m_reports.back().testAccuracy, 0, 'f', 1));
+    Q_EMIT trainingFinished();
+}
+
+} // namespace opscope::gui

@@ -1,0 +1,131 @@
+#pragma once
+
+#include "gui/session/model_info.h"
+#include "gui/train/train_worker.h"
+
+#include <atomic>
+#include <functional>
+#include <memory>
+
+#include <QImage>
+#include <QWidget>
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QPushButton;
+class QSpinBox;
+class QSplitter;
+class QStackedWidget;
+class QThread;
+
+namespace opscope::gui {
+
+class GradientView;
+class ImageView;
+class TrainPlot;
+
+/// The Train dock: trains the current model when it is a built-in sample with training data (mlp,
+/// lenet) on its data, with the epochs, batch, learning rate, optimizer and seed set here. The loss
+/// and accuracy plot grows after every epoch; the decision regions (2-D data) and every parameter's
+/// gradient histogram follow.
+///
+/// Threads: training runs on a QThread of its own, one mini-batch at a time with a stop flag checked
+/// between them. The worker posts queued calls to this panel (guarded by QPointer) carrying the run
+/// generation; a call from any run but the current one is dropped. The block is the model's own:
+/// nothing else may call it while training (the window disables its runs).
+class TrainPanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit TrainPanel(QWidget* parent = nullptr);
+    ~TrainPanel() override;
+
+    /// The model to train (a sample with data, else the panel says it cannot). Stops and waits for
+    /// a training of the previous model first.
+    void setModel(ModelInfoPtr model);
+    ModelInfoPtr model() const { return m_model; }
+    bool canTrainModel() const;
+
+    /// Called before a start: a non-empty reason refuses it (the window: a debug run is active).
+    void setStartGuard(std::function<QString()> guard) { m_guard = std::move(guard); }
+
+    /// Starts training with the panel's settings; false with lastError() set when it cannot start.
+    bool startTraining();
+    /// Asks the worker to stop after the current mini-batch (trainingFinished follows).
+    void stopTraining();
+    /// Stops and waits up to `timeoutMs` for the worker to end; true when it has.
+    bool stopAndWait(int timeoutMs = 3000);
+    bool isTraining() const { return m_training; }
+    int epochsDone() const { return static_cast<int>(m_reports.size()); }
+    const std::vector<samples::EpochReport>& reports() const { return m_reports; }
+    QImage decisionImage() const { return m_decision; }
+    QString lastError() const { return m_lastError; }
+    /// True when the last training ended by stopTraining().
+    bool wasStopped() const { return m_stopped; }
+
+    /// Settings (also the controls').
+    void setEpochs(int epochs);
+    void setBatchSize(int batch);
+    void setLearningRate(double rate);
+    void setOptimizer(const QString& name);
+    void setSeed(int seed);
+    void setFromInitialWeights(bool on);
+    TrainConfig config() const;
+
+    TrainPlot* plot() const { return m_plot; }
+    GradientView* gradientView() const { return m_gradients; }
+    /// The text shown instead of the controls when the model cannot train (empty when it can).
+    QString unavailableMessage() const;
+    /// Re-checks the start guard for the Train button (the window calls it when its state changes).
+    void updateControls();
+
+Q_SIGNALS:
+    void trainingStarted();
+    void epochFinished(int epoch);
+    void trainingFinished();
+    void trainingFailed(const QString& error);
+
+protected:
+    void showEvent(QShowEvent* event) override;
+
+private:
+    void buildUi();
+    void onBatchLoss(quint64 generation, double position, double loss);
+    void onEpoch(quint64 generation, std::shared_ptr<EpochResult> result);
+    void onStatus(quint64 generation, const QString& text);
+    void onEnded(quint64 generation, bool completed, const QString& error);
+    void joinWorker(int timeoutMs);
+
+    ModelInfoPtr m_model;
+    std::function<QString()> m_guard;
+    QStackedWidget* m_stack = nullptr;
+    QSplitter* m_page = nullptr;
+    bool m_sized = false;
+    QLabel* m_message = nullptr;
+    QLabel* m_title = nullptr;
+    QSpinBox* m_epochs = nullptr;
+    QSpinBox* m_batch = nullptr;
+    QDoubleSpinBox* m_rate = nullptr;
+    QComboBox* m_optimizer = nullptr;
+    QSpinBox* m_seed = nullptr;
+    QCheckBox* m_fromInitial = nullptr;
+    QPushButton* m_train = nullptr;
+    QPushButton* m_stop = nullptr;
+    QLabel* m_status = nullptr;
+    TrainPlot* m_plot = nullptr;
+    ImageView* m_decisionView = nullptr;
+    GradientView* m_gradients = nullptr;
+
+    QThread* m_thread = nullptr;
+    std::shared_ptr<std::atomic<bool>> m_stopFlag;
+    quint64 m_generation = 0;
+    bool m_training = false;
+    bool m_stopped = false;
+    int m_totalEpochs = 0;
+    std::vector<samples::EpochReport> m_reports;
+    QImage m_decision;
+    QString m_lastError;
+};
+
+} // namespace opscope::gui

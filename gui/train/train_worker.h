@@ -1,0 +1,68 @@
+#pragma once
+
+#include "debug/tensor_stats.h"
+#include "gluon/block.h"
+#include "models/training.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <QImage>
+
+namespace opscope::gui {
+
+/// What the Train dock asks for: a built-in sample's data and the optimizer's settings.
+struct TrainConfig {
+    std::string sample; ///< "mlp" or "lenet"
+    int epochs = 10;
+    int64_t batch = 32;
+    double learningRate = 0.01;
+    std::string optimizer = "adam"; ///< "sgd" or "adam"
+    uint64_t seed = 0;
+    bool fromInitial = false; ///< start from the sample's untrained initial weights
+};
+
+/// One parameter's gradient after the last mini-batch of an epoch.
+struct GradientInfo {
+    std::string name;
+    Shape shape;
+    debug::TensorStats stats;
+    debug::Histogram histogram;
+};
+
+/// What the worker hands over after each epoch (made on the worker).
+struct EpochResult {
+    samples::EpochReport report;
+    QImage decision; ///< null unless the data is 2-D
+    std::vector<GradientInfo> gradients;
+};
+
+/// The worker's hooks. All are called on the worker thread.
+struct TrainCallbacks {
+    std::function<bool()> shouldStop; ///< checked between mini-batches
+    std::function<void(const QString&)> onStatus;
+    /// A running mean of the loss at `epochPosition` (epochs done, fractional).
+    std::function<void(double epochPosition, double loss)> onBatchLoss;
+    std::function<void(EpochResult&&)> onEpoch;
+};
+
+/// Trains `block` on the sample's data, as samples::train does (shuffled mini-batches, softmax
+/// cross-entropy, a Trainer), with a stop check between mini-batches and, after each epoch, the
+/// accuracies, the gradient statistics of every parameter and (2-D data) the decision picture.
+/// Returns false when stopped. Throws opscope::Error on a bad setting. Only while nothing else
+/// calls the block.
+bool runTraining(gluon::HybridBlock& block, const TrainConfig& config, const TrainCallbacks& callbacks);
+
+/// Copies the untrained weights of `samples::makeSample(sample, seed, false)` into `block`'s
+/// parameters, matched by name.
+void reinitialiseFromSample(gluon::HybridBlock& block, const std::string& sample, uint64_t seed);
+
+/// The class `block` predicts over a `grid`×`grid` lattice covering the 2-D points of `data` (with
+/// a margin), shaded by confidence and scaled to `size` pixels, with the points drawn on top.
+QImage decisionImage(gluon::HybridBlock& block, const samples::Dataset& data, int grid = 160, int size = 320);
+
+/// The colour of class `c` (tab10).
+QColor classColor(int c);
+
+} // namespace opscope::gui

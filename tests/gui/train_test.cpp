@@ -1,0 +1,187 @@
+// The Train dock: training mlp from the window with the plot, the decision regions and the gradient
+// histograms growing each epoch; stopping; a sample without data; the debugger's runs held off.
+
+#include "gui/gui_test_util.h"
+#include "gui/train/train_charts.h"
+#include "gui/train/train_panel.h"
+
+#include <QAction>
+#include <QDockWidget>
+#include <QTreeWidget>
+
+using namespace opscope;
+using namespace opscope::gui;
+using namespace opscope::gui::test;
+
+namespace {
+bool waitFinished(TrainPanel* p)
+{
+    return QTest::qWaitFor([p] { return !p->isTraining(); }, 120000);
+}
+} // namespace
+
+TEST(Train, MlpLearnsSpiralsFromTheWindow)
+{
+    auto w = makeWindow();
+    ASSERT_TRUE(openAndWait(*w, QStringLiteral("sample:mlp")));
+    auto* dock = w->findChild<QDockWidget*>(QStringLiteral("trainDock"));
+    ASSERT_NE(dock, nullptr);
+    EXPECT_EQ(dock->widget(), w->trainPanel());
+    TrainPanel* p = w->trainPanel();
+    EXPECT_TRUE(p->canTrainModel());
+    EXPECT_TRUE(p->unavailableMessage().isEmpty());
+
+    p->setEpochs(10);
+    p->setFromInitialWeights(true);
+    QSignalSpy epochs(p, &TrainPanel::epochFinished);
+    QSignalSpy finished(p, &TrainPanel::trainingFinished);
+    QSignalSpy failed(p, &TrainPanel::trainingFailed);
+    ASSERT_TRUE(p->startTraining()) << p->lastError().toStdString();
+    EXPECT_TRUE(p->isTraining());
+    ASSERT_TRUE(waitFinished(p));
+    ASSERT_TRUE(failed.isEmpty()) << failed.first().first().toString().toStdString();
+    EXPECT_EQ(finished.count(), 1);
+    EXPECT_FALSE(p->wasStopped());
+    ASSERT_EQ(p->epochsDone(), 10);
+    EXPECT_EQ(epochs.count(), 10);
+    ASSERT_EQ(p->reports().size(), 10u);
+    for (int i = 0; i < 10; ++i)
+        EXPECT_EQ(p->reports()[static_cast<size_t>(i)].epoch, i + 1);
+    EXPECT_LT(p->reports().back().loss, p->reports().front().loss);
+    EXPECT_GT(p->reports().back().testAccuracy, 0.9);
+
+    // The plot has one point per epoch on each epoch graph, and the batch loss in between.
+    EXPECT_EQ(p->plot()->lossGraph()->dataCount(), 10);
+    EXPECT_EQ(p->plot()->trainAccuracyGraph()->dataCount(), 10);
+    EXPECT_EQ(p->plot()->testAccuracyGraph()->dataCount(), 10);
+    EXPECT_GE(p->plot()->batchLossGraph()->dataCount(), 10);
+
+    // The decision regions of the 2-D data.
+    const QImage img = p->decisionImage();
+    ASSERT_FALSE(img.isNull());
+    EXPECT_GE(img.width(), 160);
+
+    // A gradient for every parameter, the first one's histogram shown.
+    GradientView* g = p->gradientView();
+    ASSERT_FALSE(g->gradients().empty());
+    EXPECT_EQ(g->list()->topLevelItemCount(), static_cast<int>(g->gradients().size()));
+    EXPECT_EQ(g->selectedIndex(), 0);
+    for (const GradientInfo& info : g->gradients()) {
+        EXPECT_EQ(info.stats.count, info.shape.size());
+        EXPECT_GT(info.stats.l2, 0.0) << info.name;
+    }
+
+    // The debugger runs the trained block afterwards.
+    EXPECT_TRUE(w->action(MainWindow::Action::Run)->isEnabled());
+    QSignalSpy runEnd(w->controller(), &SessionController::runFinished);
+    ASSERT_TRUE(w->startRun());
+    ASSERT_TRUE(runEnd.wait(kWaitMs));
+}
+
+TEST(Train, TrainingAgainFromInitialWeightsRepeatsTheFirstEpoch)
+{
+    auto w = makeWindow();
+    ASSERT_TRUE(openAndWait(*w, QStringLiteral("sample:mlp")));
+    TrainPanel* p = w->trainPanel();
+    p->setEpochs(2);
+    p->setFromInitialWeights(true);
+    ASSERT_TRUE(p->startTraining());
+    ASSERT_TRUE(waitFinished(p));
+    ASSERT_EQ(p->epochsDone(), 2);
+    const samples::EpochReport first = p->reports().front();
+    ASSERT_TRUE(p->startTraining());
+    ASSERT_TRUE(waitFinished(p));
+    ASSERT_EQ(p->epochsDone(), 2);
+    EXPECT_DOUBLE_EQ(p->reports().front().loss, first.loss);
+    EXPECT_EQ(p->plot()->lossGraph()->dataCount(), 2);
+}
+
+TEST(Train, StopEndsTrainingMidway)
+{
+    auto w = makeWindow();
+    ASSERT_TRUE(openAndWait(*w, QStringLiteral("sample:mlp")));
+    TrainPanel* p = w->trainPanel();
+    p->setEpochs(5000);
+    QSignalSpy epoch(p, &TrainPanel::epochFinished);
+    QSignalSpy finished(p, &TrainPanel::trainingFinished);
+    ASSERT_TRUE(p->startTraining());
+    ASSERT_TRUE(epoch.wait(kWaitMs));
+    p->stopTraining();
+    ASSERT_TRUE(finished.wait(kWaitMs));
+    EXPECT_FALSE(p->isTraining());
+    EXPECT_TRUE(p->wasStopped());
+    EXPECT_GE(p->epochsDone(), 1);
+    EXPECT_LT(p->epochsDone(), 5000);
+    EXPECT_EQ(p->plot()->lossGraph()->dataCount(), p->epochsDone());
+    const int done = p->epochsDone();
+    QTest::qWait(100);
+    EXPECT_EQ(p->epochsDone(), done); // nothing arrives after the end
+    EXPECT_TRUE(w->action(MainWindow::Action::Run)->isEnabled());
+}
+
+TEST(Train, SampleWithoutDataShowsTheMessageAndRefuses)
+{
+    auto w = makeWindow();
+    ASSERT_TRUE(openAndWait(*w, QStringLiteral("sample:nan-demo")));
+    TrainPanel* p = w->trainPanel();
+    EXPECT_FALSE(p->canTrainModel());
+    EXPECT_EQ(p->unavailableMessage(), QStringLiteral("This model has no training data: mlp and lenet train"));
+    EXPECT_FALSE(p->startTraining());
+    EXPECT_FALSE(p->lastError().isEmpty());
+    EXPECT_FALSE(p->isTraining());
+}
+
+TEST(Train, RunActionsAreOffWhileTrainingAndTrainingWaitsForARun)
+{
+    auto w = makeWindow();
+    ASSERT_TRUE(openAndWait(*w, QStringLiteral("sample:mlp")));
+    TrainPanel* p = w->trainPanel();
+    p->setEpochs(5000);
+    ASSERT_TRUE(p->startTraining());
+    for (auto a : { MainWindow::Action::Run, MainWindow::Action::StepOver, MainWindow::Action::StepInto,
+             MainWindow::Action::RunTo })
+        EXPECT_FALSE(w->action(a)->isEnabled());
+    EXPECT_FALSE(w->startRun());
+    EXPECT_EQ(w->controller()->state(), SessionController::State::Idle);
+    EXPECT_TRUE(p->stopAndWait(5000));
+    EXPECT_FALSE(p->isTraining());
+    EXPECT_TRUE(w->action(MainWindow::Action::Run)->isEnabled());
+
+    // A paused debug run holds training off.
+    w->action(MainWindow::Action::StepOver)->trigger();
+    ASSERT_TRUE(waitState(*w, SessionController::State::Paused));
+    EXPECT_FALSE(p->startTraining());
+    EXPECT_FALSE(p->lastError().isEmpty());
+    w->controller()->stopAndWait();
+}
+
+TEST(Train, OpeningAnotherModelStopsTraining)
+{
+    auto w = makeWindow();
+    ASSERT_TRUE(openAndWait(*w, QStringLiteral("sample:mlp")));
+    TrainPanel* p = w->trainPanel();
+    p->setEpochs(5000);
+    QSignalSpy epoch(p, &TrainPanel::epochFinished);
+    ASSERT_TRUE(p->startTraining());
+    ASSERT_TRUE(epoch.wait(kWaitMs));
+    ASSERT_TRUE(openAndWait(*w, QStringLiteral("sample:lenet")));
+    EXPECT_FALSE(p->isTraining());
+    EXPECT_EQ(p->epochsDone(), 0);
+    EXPECT_TRUE(p->canTrainModel());
+    EXPECT_TRUE(w->action(MainWindow::Action::Run)->isEnabled());
+}
+
+TEST(Train, LenetTrainsAnEpochFromItsInitialWeights)
+{
+    auto w = makeWindow();
+    ASSERT_TRUE(openAndWait(*w, QStringLiteral("sample:lenet")));
+    TrainPanel* p = w->trainPanel();
+    p->setEpochs(1);
+    p->setFromInitialWeights(true);
+    ASSERT_TRUE(p->startTraining());
+    ASSERT_TRUE(waitFinished(p));
+    ASSERT_EQ(p->epochsDone(), 1) << p->lastError().toStdString();
+    EXPECT_GT(p->reports().front().testAccuracy, 0.5);
+    EXPECT_TRUE(p->decisionImage().isNull()); // not 2-D data
+    EXPECT_FALSE(p->gradientView()->gradients().empty());
+}
