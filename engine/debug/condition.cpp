@@ -39,6 +39,8 @@ bool Condition::test(const TensorStats& s) const
         return s.count > 0 && s.zeros == s.count;
     case Kind::ZeroFractionAbove:
         return s.count > 0 && static_cast<double>(s.zeros) / static_cast<double>(s.count) > threshold;
+    case Kind::NormAbove:
+        return anyFinite && s.l2 > threshold;
     }
     return false;
 }
@@ -74,6 +76,8 @@ std::string Condition::str() const
         return "zero";
     case Kind::ZeroFractionAbove:
         return "zeros>" + t.str();
+    case Kind::NormAbove:
+        return "norm>" + t.str();
     }
     return "?";
 }
@@ -87,7 +91,7 @@ Condition Condition::parse(const std::string& text)
     const auto bad = [&](const std::string& why) {
         return UsageError("condition '" + text + "': " + why
             + " (expected nan, inf, naninf, zero, always, or absmax>T, max>T, min<T, mean>T, mean<T, std>T, "
-              "std<T, zeros>P)");
+              "std<T, zeros>P, norm>T)");
     };
     if (s == "always") return { Kind::Always, 0 };
     if (s == "nan") return { Kind::AnyNan, 0 };
@@ -113,6 +117,7 @@ Condition Condition::parse(const std::string& text)
     if (key == "min" && !above) return { Kind::MinBelow, value };
     if (key == "mean") return { above ? Kind::MeanAbove : Kind::MeanBelow, value };
     if (key == "std") return { above ? Kind::StdAbove : Kind::StdBelow, value };
+    if (key == "norm" && above) return { Kind::NormAbove, value };
     if (key == "zeros" && above) {
         if (value < 0 || value > 1) throw bad("the fraction of zeros must be in [0, 1]");
         return { Kind::ZeroFractionAbove, value };

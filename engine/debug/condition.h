@@ -23,6 +23,7 @@ struct Condition {
         StdBelow,
         AllZero,
         ZeroFractionAbove, ///< zeros / count > threshold (a fraction in [0, 1])
+        NormAbove, ///< L2 norm of the finite values > threshold (a gradient that explodes)
     };
 
     Kind kind = Kind::Always;
@@ -41,7 +42,7 @@ struct Condition {
     std::string str() const;
 
     /// Parses "always", "nan", "inf", "naninf", "zero", "absmax>T", "max>T", "min<T", "mean>T",
-    /// "mean<T", "std>T", "std<T", "zeros>P" (spaces allowed). Throws UsageError naming the text.
+    /// "mean<T", "std>T", "std<T", "zeros>P", "norm>T" (spaces allowed). Throws UsageError naming the text.
     static Condition parse(const std::string& text);
 
     friend bool operator==(const Condition&, const Condition&) = default;

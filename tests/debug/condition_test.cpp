@@ -40,6 +40,7 @@ const std::vector<Case> kCases = {
     { "std<0.1", { 2, 2, 2 }, { 0, 1 } },
     { "zero", { 0, 0, 0 }, { 0, 1e-30f } },
     { "zeros>0.5", { 0, 0, 1 }, { 0, 1 } },
+    { "norm>5", { 3, 4.5f }, { 3, 4, NAN } },
 };
 
 } // namespace
@@ -66,9 +67,10 @@ TEST(Condition, ParseAndPrintRoundTrip)
     EXPECT_EQ(Condition::parse(" MIN < -5 "), Condition::of(Kind::MinBelow, -5));
     EXPECT_EQ(Condition::parse("NaNInf").kind, Kind::NanOrInf);
     for (const char* t : { "nan", "inf", "naninf", "zero", "always", "absmax>2", "max>1000", "min<-5", "mean>0.5",
-             "mean<0.5", "std>2", "std<2", "zeros>0.25" })
+             "mean<0.5", "std>2", "std<2", "zeros>0.25", "norm>10" })
         EXPECT_EQ(Condition::parse(Condition::parse(t).str()), Condition::parse(t)) << t;
-    for (const char* bad : { "", "nan>", "max<3", "min>3", "max>x", "foo>1", "zeros>2", "mean>1e3x", ">3", "max>nan" })
+    for (const char* bad :
+        { "", "nan>", "max<3", "min>3", "max>x", "foo>1", "zeros>2", "mean>1e3x", ">3", "max>nan", "norm<3" })
         EXPECT_THROW(Condition::parse(bad), UsageError) << bad;
 }
 
