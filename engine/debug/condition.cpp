@@ -47,6 +47,12 @@ bool Condition::test(const TensorStats& s) const
 
 std::string Condition::str() const
 {
+    if (gradientsOnly) {
+        if (kind == Kind::Always) return "grad";
+        Condition plain = *this;
+        plain.gradientsOnly = false;
+        return "grad " + plain.str();
+    }
     std::ostringstream t;
     t << threshold;
     switch (kind) {
@@ -91,8 +97,15 @@ Condition Condition::parse(const std::string& text)
     const auto bad = [&](const std::string& why) {
         return UsageError("condition '" + text + "': " + why
             + " (expected nan, inf, naninf, zero, always, or absmax>T, max>T, min<T, mean>T, mean<T, std>T, "
-              "std<T, zeros>P, norm>T)");
+              "std<T, zeros>P, norm>T, optionally after 'grad ')");
     };
+    if (s.starts_with("grad")) {
+        std::string rest = s.substr(s.size() > 4 && s[4] == ':' ? 5 : 4);
+        Condition c = rest.empty() ? Condition {} : parse(rest);
+        if (rest.starts_with("grad")) throw bad("'grad' given twice");
+        c.gradientsOnly = true;
+        return c;
+    }
     if (s == "always") return { Kind::Always, 0 };
     if (s == "nan") return { Kind::AnyNan, 0 };
     if (s == "inf") return { Kind::AnyInf, 0 };

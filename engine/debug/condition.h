@@ -28,9 +28,14 @@ struct Condition {
 
     Kind kind = Kind::Always;
     double threshold = 0;
+    /// Test gradients only: the outputs of the backward pass's nodes (and the gradients they
+    /// read), so "grad naninf" stops at the first gradient with NaN or Inf, "grad norm>10" at the
+    /// first gradient whose norm exceeds 10. Other tensors never satisfy it.
+    bool gradientsOnly = false;
 
     static Condition always() { return {}; }
-    static Condition of(Kind kind, double threshold = 0) { return { kind, threshold }; }
+    static Condition of(Kind kind, double threshold = 0) { return { kind, threshold, false }; }
+    static Condition onGradients(Kind kind, double threshold = 0) { return { kind, threshold, true }; }
 
     /// False for Always (no statistics are needed to decide).
     bool needsStats() const { return kind != Kind::Always; }
@@ -38,11 +43,12 @@ struct Condition {
     /// finite values (as TensorStats does); a tensor without finite values satisfies no
     /// threshold test.
     bool test(const TensorStats& s) const;
-    /// Readable form, the one parse() reads: "nan", "max>1000", "zero", …
+    /// Readable form, the one parse() reads: "nan", "max>1000", "zero", "grad norm>10", …
     std::string str() const;
 
     /// Parses "always", "nan", "inf", "naninf", "zero", "absmax>T", "max>T", "min<T", "mean>T",
-    /// "mean<T", "std>T", "std<T", "zeros>P", "norm>T" (spaces allowed). Throws UsageError naming the text.
+    /// "mean<T", "std>T", "std<T", "zeros>P", "norm>T", each optionally after "grad " (gradients
+    /// only; "grad" alone is any gradient). Spaces are allowed. Throws UsageError naming the text.
     static Condition parse(const std::string& text);
 
     friend bool operator==(const Condition&, const Condition&) = default;

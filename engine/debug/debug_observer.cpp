@@ -1,5 +1,6 @@
 #include "debug/debug_observer.h"
 
+#include "exec/gradient.h"
 #include "graph/graph.h"
 
 namespace opscope::debug {
@@ -237,14 +238,17 @@ ObserverAction DebugObserver::onOp(const OpEvent& e)
         const size_t n = input ? e.inputs.size() : e.outputs.size();
         const size_t base = input ? 0 : e.inputs.size();
         int found = -1;
+        const bool gradients = b.condition.gradientsOnly;
+        if (gradients && !isGradientNode(e.node)) return; // not a node of the backward pass
         for (size_t k = b.tensor >= 0 ? static_cast<size_t>(b.tensor) : 0; k < n; ++k) {
-            if (!b.condition.needsStats() || b.condition.test(statsOf(e, input, k))) {
+            const bool eligible = !gradients || (input ? isGradientInput(e.node, k) : isGradientNode(e.node));
+            if (eligible && (!b.condition.needsStats() || b.condition.test(statsOf(e, input, k)))) {
                 found = static_cast<int>(base + k);
                 break;
             }
             if (b.tensor >= 0) break;
         }
-        const bool hit = found >= 0 || (!b.condition.needsStats() && n == 0);
+        const bool hit = found >= 0 || (!gradients && !b.condition.needsStats() && n == 0);
         if (hit && m_breakpoints.hit(b.id)) {
             hitIds.push_back(b.id);
             nodeHit = nodeHit || b.kind != Breakpoint::Kind::Watch;

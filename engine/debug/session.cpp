@@ -41,7 +41,32 @@ void Session::load(std::shared_ptr<gluon::HybridBlock> block, std::vector<std::s
     m_block = std::move(block);
     m_inputNames = std::move(inputNames);
     m_inputs.clear();
+    m_loss.reset();
+    m_trainer.reset();
+    m_label = Tensor();
     m_modelChanged = true;
+}
+
+void Session::setTraining(std::shared_ptr<gluon::HybridBlock> loss, std::shared_ptr<gluon::Trainer> trainer)
+{
+    std::lock_guard lock(m_mutex);
+    if (m_running) throw UsageError("debug session: cannot change the training during a run");
+    if (loss && !trainer) throw UsageError("debug session: a training step needs a trainer");
+    m_loss = std::move(loss);
+    m_trainer = m_loss ? std::move(trainer) : nullptr;
+}
+
+void Session::setLabel(Tensor label)
+{
+    std::lock_guard lock(m_mutex);
+    if (m_running) throw UsageError("debug session: cannot change the label during a run");
+    m_label = std::move(label);
+}
+
+std::optional<Session::TrainStepResult> Session::lastTrainStep() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_lastTrainStep;
 }
 
 void Session::setInputs(std::vector<Tensor> inputs)
@@ -65,15 +90,34 @@ SessionOptions Session::options() const
 
 uint64_t Session::start(StartMode mode)
 {
+    return startJob(mode, Job::Forward);
+}
+
+uint64_t Session::startTrainStep(StartMode mode)
+{
+    return startJob(mode, Job::TrainStep);
+}
+
+uint64_t Session::startJob(StartMode mode, Job job)
+{
     std::lock_guard lock(m_mutex);
     if (m_running) throw UsageError("debug session: a run is already active");
     if (!m_block) throw UsageError("debug session: no model loaded");
     if (m_inputs.size() != m_inputNames.size())
         throw UsageError("debug session: the model has " + std::to_string(m_inputNames.size()) + " inputs, "
             + std::to_string(m_inputs.size()) + " given");
+    if (job == Job::TrainStep) {
+        if (!m_loss) throw UsageError("debug session: no loss and trainer set for a training step (setTraining)");
+        if (!m_label.defined()) throw UsageError("debug session: no label set for the training step (setLabel)");
+        if (m_inputs.empty() || m_inputs[0].ndim() == 0 || m_label.ndim() == 0
+            || m_inputs[0].shape()[0] != m_label.shape()[0])
+            throw UsageError("debug session: the training step's batch of " + (m_inputs.empty() ? std::string("no inputs") : m_inputs[0].shape().str())
+                + " and its label " + m_label.shape().str() + " differ in the first axis");
+    }
     m_running = true;
     m_jobPending = true;
     m_startMode = mode;
+    m_job = job;
     // The gate opens now, so a command or a stop given right after start() applies to this run.
     m_gate.beginRun();
     m_cv.notify_all();
@@ -204,6 +248,7 @@ void Session::workerLoop()
     for (;;) {
         uint64_t runId = 0;
         StartMode mode = StartMode::Run;
+        Job job = Job::Forward;
         {
             std::unique_lock lock(m_mutex);
             m_cv.wait(lock, [&] { return m_shutdown || m_jobPending; });
@@ -211,12 +256,14 @@ void Session::workerLoop()
             m_jobPending = false;
             runId = m_lastRunId;
             mode = m_startMode;
+            job = m_job;
         }
-        runOnce(runId, mode); // ends with m_running = false
+        runOnce(runId, mode, job); // ends with m_running = false
     }
 }
 
-std::vector<Tensor> Session::bindVariables(const Graph& g, const std::vector<Tensor>& inputs) const
+std::vector<Tensor> Session::bindVariables(
+    const Graph& g, const std::vector<Tensor>& inputs, const std::map<std::string, Tensor>& extra) const
 {
     // Worker only; m_block and m_inputNames do not change while a run is active.
     const gluon::ParameterDict params = m_block->collect_params();
@@ -227,6 +274,8 @@ std::vector<Tensor> Session::bindVariables(const Graph& g, const std::vector<Ten
         auto in = std::find(m_inputNames.begin(), m_inputNames.end(), name);
         if (in != m_inputNames.end()) {
             vars.push_back(inputs[static_cast<size_t>(in - m_inputNames.begin())]);
+        } else if (auto x = extra.find(name); x != extra.end()) {
+            vars.push_back(x->second);
         } else if (params.contains(name)) {
             vars.push_back(params.at(name)->data());
         } else {
@@ -237,13 +286,116 @@ std::vector<Tensor> Session::bindVariables(const Graph& g, const std::vector<Ten
     return vars;
 }
 
-void Session::runOnce(uint64_t runId, StartMode mode)
+std::shared_ptr<const Graph> Session::modelGraph(
+    gluon::HybridBlock& block, const std::vector<Tensor>& inputs, bool modelChanged)
+{
+    if (!block.active()) block.hybridize();
+    std::vector<Shape> shapes;
+    for (const Tensor& t : inputs)
+        shapes.push_back(t.shape());
+    std::shared_ptr<const Graph> graph;
+    if (block.hasFixedGraph()) {
+        graph = block.graph();
+    } else if (modelChanged || !block.graph() || shapes != m_tracedShapes) {
+        graph = block.trace(shapes);
+        m_tracedShapes = shapes;
+    } else {
+        graph = block.graph();
+    }
+    for (const gluon::ParamPtr& p : block.collect_params().values())
+        if (p->deferred()) p->finishDeferredInit();
+    return graph;
+}
+
+void Session::prepareTrainStep(const std::shared_ptr<const Graph>& model, gluon::HybridBlock& block,
+    const std::vector<Tensor>& inputs, const Tensor& label, const std::shared_ptr<gluon::HybridBlock>& loss,
+    bool modelChanged)
+{
+    // The parameters that take a gradient, in the model's variable order.
+    const gluon::ParameterDict params = block.collect_params();
+    std::vector<std::string> wrt;
+    for (uint32_t v : model->variables()) {
+        const std::string& name = model->node(v).name;
+        if (params.contains(name) && params.at(name)->grad_req() != "null" && !model->isAuxiliary(v))
+            wrt.push_back(name);
+    }
+    if (wrt.empty()) throw UsageError("training step: no parameter of '" + block.name() + "' takes a gradient");
+    std::vector<Shape> shapes;
+    for (const Tensor& t : inputs)
+        shapes.push_back(t.shape());
+    shapes.push_back(label.shape());
+    if (!modelChanged && m_trainExec && m_trainModelGraph == model && m_trainLoss == loss && m_trainShapes == shapes
+        && m_train.wrt == wrt)
+        return;
+
+    // The prediction's shape, then the loss traced on it (its output's shape is the head gradient's).
+    std::vector<Shape> varShapes;
+    for (uint32_t v : model->variables()) {
+        const std::string& name = model->node(v).name;
+        auto in = std::find(m_inputNames.begin(), m_inputNames.end(), name);
+        if (in != m_inputNames.end())
+            varShapes.push_back(inputs[static_cast<size_t>(in - m_inputNames.begin())].shape());
+        else if (params.contains(name))
+            varShapes.push_back(params.at(name)->shape());
+        else
+            throw UsageError("debug session: graph variable '" + name + "' is neither an input nor a parameter of block '"
+                + block.name() + "'");
+    }
+    const std::vector<Shape> modelShapes = model->inferShapes(varShapes);
+    const Shape prediction = modelShapes[model->entryId(model->heads().at(0))];
+    std::shared_ptr<const Graph> lossGraph = loss->trace({ prediction, label.shape() });
+    std::vector<Shape> lossVars;
+    const gluon::ParameterDict lossParams = loss->collect_params();
+    for (size_t k = 0; k < lossGraph->variables().size(); ++k) {
+        const std::string& name = lossGraph->node(lossGraph->variables()[k]).name;
+        if (k == 0)
+            lossVars.push_back(prediction);
+        else if (k == 1)
+            lossVars.push_back(label.shape());
+        else if (lossParams.contains(name))
+            lossVars.push_back(lossParams.at(name)->shape());
+        else
+            throw UsageError("training step: the loss's variable '" + name + "' is neither an input nor a parameter");
+    }
+    const std::vector<Shape> lossShapes = lossGraph->inferShapes(lossVars);
+    m_headGradShape = lossShapes[lossGraph->entryId(lossGraph->heads().at(0))];
+
+    m_train = buildTrainingGraph(*model, *lossGraph, wrt);
+    m_trainExec = std::make_unique<Executor>(m_train.graph, block.flags());
+    m_trainModelGraph = model;
+    m_trainLoss = loss;
+    m_trainShapes = shapes;
+}
+
+void Session::applyUpdate(const RunResult& result, gluon::Trainer& trainer, TrainStepResult& step)
+{
+    const gluon::ParameterDict params = m_block->collect_params();
+    for (size_t w = 0; w < m_train.wrt.size(); ++w) {
+        const gluon::ParamPtr& p = params.at(m_train.wrt[w]);
+        const Tensor& g = result.outputs.at(1 + w);
+        Tensor target = p->grad();
+        if (p->grad_req() == "add") {
+            float* t = target.data();
+            const float* a = g.data();
+            for (int64_t k = 0; k < target.size(); ++k)
+                t[k] += a[k];
+        } else {
+            target.copyFrom(g.view());
+        }
+    }
+    trainer.step(step.batch);
+    step.updated = true;
+}
+
+void Session::runOnce(uint64_t runId, StartMode mode, Job job)
 {
     SessionListener* listener = nullptr;
     std::vector<Tensor> inputs;
     SessionOptions options;
     bool modelChanged = false;
-    std::shared_ptr<gluon::HybridBlock> block;
+    std::shared_ptr<gluon::HybridBlock> block, loss;
+    std::shared_ptr<gluon::Trainer> trainer;
+    Tensor label;
     {
         std::lock_guard lock(m_mutex);
         listener = m_listener;
@@ -253,6 +405,9 @@ void Session::runOnce(uint64_t runId, StartMode mode)
         m_modelChanged = false;
         if (modelChanged) m_graph.reset(); // until this run has traced the new model
         block = m_block;
+        loss = m_loss;
+        trainer = m_trainer;
+        label = m_label;
     }
     {
         std::lock_guard lock(m_recordMutex);
@@ -266,46 +421,53 @@ void Session::runOnce(uint64_t runId, StartMode mode)
     std::string error;
     RunResult result;
     bool observed = false;
+    TrainStepResult step;
+    step.runId = runId;
     try {
-        if (!block->active()) block->hybridize();
-        std::vector<Shape> shapes;
-        for (const Tensor& t : inputs)
-            shapes.push_back(t.shape());
-        std::shared_ptr<const Graph> graph;
-        if (block->hasFixedGraph()) {
-            graph = block->graph();
-        } else if (modelChanged || !block->graph() || shapes != m_tracedShapes) {
-            graph = block->trace(shapes);
-            m_tracedShapes = shapes;
+        std::shared_ptr<const Graph> graph = modelGraph(*block, inputs, modelChanged);
+        Executor* exec = nullptr;
+        std::vector<Tensor> vars;
+        if (job == Job::Forward) {
+            if (modelChanged || !m_exec || &m_exec->graph() != graph.get()
+                || m_exec->flags().static_alloc != block->flags().static_alloc
+                || m_exec->flags().static_shape != block->flags().static_shape)
+                m_exec = std::make_unique<Executor>(graph, block->flags());
+            exec = m_exec.get();
+            vars = bindVariables(*graph, inputs);
         } else {
-            graph = block->graph();
+            prepareTrainStep(graph, *block, inputs, label, loss, modelChanged);
+            graph = m_train.graph;
+            exec = m_trainExec.get();
+            step.batch = inputs.at(0).shape()[0];
+            step.parameters = m_train.wrt;
+            vars = bindVariables(*graph, inputs,
+                { { m_train.label, label }, { m_train.headGrad, Tensor::ones(m_headGradShape) } });
         }
-        for (const gluon::ParamPtr& p : block->collect_params().values())
-            if (p->deferred()) p->finishDeferredInit();
-        if (modelChanged || !m_exec || &m_exec->graph() != graph.get()
-            || m_exec->flags().static_alloc != block->flags().static_alloc
-            || m_exec->flags().static_shape != block->flags().static_shape)
-            m_exec = std::make_unique<Executor>(graph, block->flags());
         {
             std::lock_guard lock(m_mutex);
             m_graph = graph;
         }
-        const std::vector<Tensor> vars = bindVariables(*graph, inputs);
         m_observer.beginRun(runId, *graph, options, mode, listener);
         observed = true;
         RunContext ctx;
         ctx.rng = &globalGenerator();
-        m_exec->attach(&m_observer);
+        ctx.training = job == Job::TrainStep;
+        exec->attach(&m_observer);
         try {
-            result = m_exec->run(vars, ctx);
+            result = exec->run(vars, ctx);
         } catch (...) {
-            m_exec->detach(&m_observer);
+            exec->detach(&m_observer);
             throw;
         }
-        m_exec->detach(&m_observer);
+        exec->detach(&m_observer);
         if (block->flags().static_alloc)
             for (Tensor& t : result.outputs)
                 t = t.copy(); // the executor's buffers are overwritten by the next run
+        if (job == Job::TrainStep && result.status == RunStatus::Completed) {
+            for (float v : result.outputs.at(0).values())
+                step.lossSum += v;
+            applyUpdate(result, *trainer, step);
+        }
     } catch (const Error& e) {
         error = e.what();
         const std::string where = observed ? m_observer.unfinishedOp() : std::string();
@@ -324,6 +486,11 @@ void Session::runOnce(uint64_t runId, StartMode mode)
     {
         std::lock_guard lock(m_mutex);
         m_running = false;
+        if (job == Job::TrainStep) {
+            step.error = error;
+            step.completed = error.empty() && result.status == RunStatus::Completed;
+            m_lastTrainStep = step;
+        }
     }
     m_idleCv.notify_all();
     if (!listener) return;

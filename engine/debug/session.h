@@ -10,11 +10,14 @@
 #include "debug/session_listener.h"
 #include "debug/session_options.h"
 #include "debug/tensor_slice.h"
+#include "debug/training_graph.h"
 #include "gluon/block.h"
+#include "gluon/trainer.h"
 
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -68,6 +71,34 @@ public:
     /// a run is active or no model / wrong number of inputs is set. Errors of the model itself are
     /// reported to the listener (runFailed).
     uint64_t start(StartMode mode = StartMode::Run);
+
+    /// What a training step needs besides the model: a loss block called as loss(prediction, label)
+    /// (hybridized at the first step) and a trainer over the model's parameters. Idle only; null
+    /// `loss` ends training.
+    void setTraining(std::shared_ptr<gluon::HybridBlock> loss, std::shared_ptr<gluon::Trainer> trainer);
+    /// The labels of the next training step's mini-batch (the inputs are setInputs'). Idle only.
+    void setLabel(Tensor label);
+    /// Starts one training step on the worker as a run: forward, loss, backward (breakpoints and
+    /// watchpoints apply to every node, `<node>_backward` ones too; see TrainingGraph), then, when the
+    /// run completed, the gradients are written into the parameters' grad() (by their grad_req) and
+    /// the trainer steps with the batch size (the inputs' first axis). A stopped step updates
+    /// nothing. runFinished gets the graph's heads: the loss per sample, then each parameter's
+    /// gradient (lastTrainStep() names them). Throws UsageError as start() does, and when no
+    /// training or label is set.
+    uint64_t startTrainStep(StartMode mode = StartMode::Run);
+
+    /// What the last training step did.
+    struct TrainStepResult {
+        uint64_t runId = 0;
+        bool completed = false; ///< ran to its end (not stopped, not failed)
+        bool updated = false; ///< the trainer stepped
+        double lossSum = 0; ///< the loss summed over the batch
+        int64_t batch = 0;
+        std::vector<std::string> parameters; ///< the gradients among runFinished's outputs, after the loss
+        std::string error; ///< why it failed, else empty
+    };
+    /// The last training step's result (set before its runFinished / runFailed), or nothing.
+    std::optional<TrainStepResult> lastTrainStep() const;
     bool isRunning() const;
     bool isPaused() const { return m_gate.paused(); }
     /// Waits until no run is active (true), or the timeout passes (false). A run is over, and a
@@ -136,8 +167,17 @@ public:
 
 private:
     void workerLoop();
-    void runOnce(uint64_t runId, StartMode mode);
-    std::vector<Tensor> bindVariables(const Graph& g, const std::vector<Tensor>& inputs) const;
+    enum class Job : uint8_t { Forward, TrainStep };
+    void runOnce(uint64_t runId, StartMode mode, Job job);
+    uint64_t startJob(StartMode mode, Job job);
+    // The graph a run executes and its variables (worker only).
+    std::shared_ptr<const Graph> modelGraph(gluon::HybridBlock& block, const std::vector<Tensor>& inputs, bool modelChanged);
+    void prepareTrainStep(const std::shared_ptr<const Graph>& model, gluon::HybridBlock& block,
+        const std::vector<Tensor>& inputs, const Tensor& label, const std::shared_ptr<gluon::HybridBlock>& loss,
+        bool modelChanged);
+    void applyUpdate(const RunResult& result, gluon::Trainer& trainer, TrainStepResult& step);
+    std::vector<Tensor> bindVariables(
+        const Graph& g, const std::vector<Tensor>& inputs, const std::map<std::string, Tensor>& extra = {}) const;
 
     mutable std::mutex m_mutex; // guards the members below up to m_exec
     std::condition_variable m_cv; // worker: job or shutdown
@@ -151,6 +191,11 @@ private:
     bool m_jobPending = false;
     bool m_shutdown = false;
     StartMode m_startMode = StartMode::Run;
+    Job m_job = Job::Forward;
+    std::shared_ptr<gluon::HybridBlock> m_loss;
+    std::shared_ptr<gluon::Trainer> m_trainer;
+    Tensor m_label;
+    std::optional<TrainStepResult> m_lastTrainStep;
     uint64_t m_lastRunId = 0;
     bool m_modelChanged = false; // since the last run: retrace, new executor
     std::shared_ptr<const Graph> m_graph;
@@ -158,6 +203,13 @@ private:
     // Worker only.
     std::vector<Shape> m_tracedShapes;
     std::unique_ptr<Executor> m_exec;
+    // The training step's graph and executor, kept while the model graph, the loss and the shapes stay.
+    TrainingGraph m_train;
+    std::unique_ptr<Executor> m_trainExec;
+    std::shared_ptr<const Graph> m_trainModelGraph;
+    std::shared_ptr<gluon::HybridBlock> m_trainLoss;
+    std::vector<Shape> m_trainShapes; // inputs, then the label
+    Shape m_headGradShape;
 
     Gate m_gate;
     BreakpointTable m_breakpoints;

@@ -110,8 +110,8 @@ GradientGraph buildGradientGraph(const Graph& forward, const std::vector<std::st
         if (it == grads.end() || it->second.empty()) return std::nullopt;
         NodeEntry acc = it->second.front();
         for (size_t k = 1; k < it->second.size(); ++k)
-            acc = { g.addOp("elemwise_add", prefix + "_grad_sum" + std::to_string(k), {}, { acc, it->second[k] },
-                        nodes[node].blockPath),
+            acc = { g.addOp("elemwise_add", prefix + "_grad_sum" + std::to_string(k), { { "__grad__", "sum" } },
+                        { acc, it->second[k] }, nodes[node].blockPath),
                 0, 0 };
         return acc;
     };
@@ -155,11 +155,25 @@ GradientGraph buildGradientGraph(const Graph& forward, const std::vector<std::st
             heads.push_back(*e);
         else
             heads.push_back(
-                { g.addOp("_mul_scalar", w + "_zero_grad", { { "scalar", "0" } }, { { id[v], 0, 0 } }), 0, 0 });
+                { g.addOp("_mul_scalar", w + "_zero_grad", { { "scalar", "0" }, { "__grad__", "zero" } }, { { id[v], 0, 0 } }),
+                    0, 0 });
     }
     g.setHeads(heads);
     g.finalize();
     return out;
+}
+
+bool isGradientNode(const Node& n)
+{
+    return !n.isVariable() && (n.op.starts_with("_backward_") || n.attrs.count("__grad__") != 0);
+}
+
+bool isGradientInput(const Node& n, size_t k)
+{
+    if (!isGradientNode(n) || k >= n.inputs.size()) return false;
+    if (n.op.starts_with("_backward_")) return k < n.inputSlots.size() && n.inputSlots[k].ends_with("_grad");
+    auto it = n.attrs.find("__grad__");
+    return it != n.attrs.end() && it->second == "sum";
 }
 
 } // namespace opscope

@@ -36,6 +36,14 @@ struct GradientGraph {
 /// the values a forward run kept (see withExtraHeads); its heads are the gradients only.
 GradientGraph buildGradientGraph(const Graph& forward, const std::vector<std::string>& wrt, bool savedForward = false);
 
+/// Whether a node of a gradient graph computes gradients: a `_backward_<Op>` node, a sum of
+/// gradients or a zero gradient (marked with the hidden attribute `__grad__`). Its outputs are
+/// gradients.
+bool isGradientNode(const Node& n);
+/// Whether input `k` of `n` is a gradient: an output gradient a `_backward_` node reads (slot
+/// `<slot>_grad`), or a term of a gradient sum.
+bool isGradientInput(const Node& n, size_t k);
+
 /// The same graph with more heads after its own (e.g. the entries a backward pass reads, so that a
 /// forward run keeps them).
 Graph withExtraHeads(const Graph& graph, const std::vector<NodeEntry>& extra);

@@ -128,3 +128,21 @@ TEST(Condition, NodeBreakpointConditionTestsInputsBeforeAndOutputsAfter)
     ASSERT_TRUE(listener.waitEnded());
     EXPECT_EQ(listener.pauseCount(), 1u);
 }
+
+TEST(Condition, GradientsOnly)
+{
+    const Condition c = Condition::parse("grad naninf");
+    EXPECT_TRUE(c.gradientsOnly);
+    EXPECT_EQ(c.kind, Condition::Kind::NanOrInf);
+    EXPECT_EQ(c.str(), "grad naninf");
+    EXPECT_EQ(Condition::parse(c.str()), c);
+    const Condition n = Condition::parse(" grad: norm > 10 ");
+    EXPECT_EQ(n, Condition::onGradients(Condition::Kind::NormAbove, 10));
+    EXPECT_EQ(n.str(), "grad norm>10");
+    EXPECT_EQ(Condition::parse("grad"), Condition::onGradients(Condition::Kind::Always));
+    EXPECT_EQ(Condition::parse("grad").str(), "grad");
+    EXPECT_NE(Condition::parse("norm>10"), n); // the same test on every tensor
+    EXPECT_THROW(Condition::parse("grad grad nan"), UsageError);
+    EXPECT_THROW(Condition::parse("grad norm<3"), UsageError);
+    EXPECT_TRUE(c.needsStats());
+}

@@ -85,6 +85,16 @@ TEST(GradientGraph, NamesBackwardNodesAfterTheirForwardNodes)
     // data's two gradients are summed.
     EXPECT_TRUE(g.findNode("data_grad_sum1"));
     EXPECT_EQ(g.heads().size(), 2u + 5u);
+    // Which nodes and inputs are gradients.
+    const Node& sum = g.node(*g.findNode("data_grad_sum1"));
+    const Node& fc0b = g.node(*g.findNode("fc0_backward"));
+    EXPECT_TRUE(isGradientNode(sum));
+    EXPECT_TRUE(isGradientInput(sum, 0) && isGradientInput(sum, 1));
+    EXPECT_TRUE(isGradientNode(fc0b));
+    EXPECT_TRUE(isGradientInput(fc0b, 0)); // output_grad
+    EXPECT_FALSE(isGradientInput(fc0b, 1)); // data
+    EXPECT_FALSE(isGradientNode(g.node(*g.findNode("fc0"))));
+    EXPECT_FALSE(isGradientNode(g.node(*g.findNode("data"))));
 }
 
 TEST(GradientGraph, GradientsEqualCentralDifferences)
