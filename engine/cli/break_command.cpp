@@ -1,5 +1,7 @@
 #include "cli/break_command.h"
 
+#include "cli/pause_output.h"
+
 #include "load/input_spec.h"
 #include "load/model_loader.h"
 #include "core/error.h"
@@ -20,88 +22,10 @@ namespace fs = std::filesystem;
 using namespace opscope::load;
 
 namespace {
-
-// Collects the session's events for the main thread.
-class WaitingListener : public debug::SessionListener {
-public:
-    void paused(const debug::PauseEvent& e) override
-    {
-        std::lock_guard lock(m_mutex);
-        if (!m_pause) m_pause = e;
-        m_cv.notify_all();
-    }
-    void runFinished(uint64_t, const std::vector<Tensor>& outputs, const debug::RunRecord& record) override
-    {
-        std::lock_guard lock(m_mutex);
-        m_outputs = outputs;
-        m_stopped = record.status == RunStatus::Stopped;
-        m_done = true;
-        m_cv.notify_all();
-    }
-    void runFailed(uint64_t, const std::string& error) override
-    {
-        std::lock_guard lock(m_mutex);
-        m_error = error;
-        m_done = true;
-        m_cv.notify_all();
-    }
-    // Waits for a pause or the end of the run.
-    void waitPausedOrDone()
-    {
-        std::unique_lock lock(m_mutex);
-        m_cv.wait(lock, [&] { return m_pause.has_value() || m_done; });
-    }
-    void waitDone()
-    {
-        std::unique_lock lock(m_mutex);
-        m_cv.wait(lock, [&] { return m_done; });
-    }
-
-    std::mutex m_mutex;
-    std::condition_variable m_cv;
-    std::optional<debug::PauseEvent> m_pause;
-    bool m_done = false;
-    bool m_stopped = false;
-    std::string m_error;
-    std::vector<Tensor> m_outputs;
-};
-
 int fail(int status, const std::string& msg)
 {
     std::cerr << "opscope-cli: " << msg << "\n";
     return status;
-}
-
-void printStats(std::ostream& out, const debug::TensorStats& s)
-{
-    out << "min " << s.min << " max " << s.max << " mean " << s.mean << " std " << s.std << " nan " << s.nan << " inf "
-        << s.inf() << " zeros " << s.zeros << " count " << s.count;
-}
-
-void printPause(std::ostream& out, const debug::PauseEvent& e, const std::vector<debug::Breakpoint>& bps)
-{
-    out << "paused at node " << e.node << " (" << e.op << "), " << (e.phase == OpPhase::Before ? "before" : "after")
-        << "\n";
-    out << "  reason: " << debug::toString(e.reason);
-    for (int id : e.breakpointIds)
-        for (const debug::Breakpoint& b : bps)
-            if (b.id == id) out << "; #" << id << " " << b.str();
-    out << "\n";
-    if (!e.blockPath.empty()) out << "  block: " << e.blockPath << "\n";
-    for (size_t i = 0; i < e.tensors.size(); ++i) {
-        const debug::PausedTensor& t = e.tensors[i];
-        out << "  " << (t.isInput ? "input  " : "output ") << t.name << " " << t.values.shape().str() << ": ";
-        printStats(out, debug::computeStats(t.values.view()));
-        out << (static_cast<int>(i) == e.focus ? "  <- focus" : "") << "\n";
-    }
-    if (const debug::PausedTensor* f = e.focusTensor()) {
-        const debug::Histogram& h = e.focusHistogram;
-        out << "  histogram of " << f->name << " (" << h.bins.size() << " bins over [" << h.lo << ", " << h.hi
-            << "], nan " << h.nan << ", inf " << h.inf << "):";
-        for (uint64_t c : h.bins)
-            out << " " << c;
-        out << "\n";
-    }
 }
 } // namespace
 
@@ -175,9 +99,7 @@ int runWithBreakpoints(const RunOptions& o)
         if (listener.m_pause) {
             const debug::PauseEvent& e = *listener.m_pause;
             printPause(std::cout, e, added);
-            if (!o.dump.empty())
-                for (const debug::PausedTensor& t : e.tensors)
-                    writeNpy((fs::path(o.dump) / (t.name + ".npy")).string(), t.values.view());
+            dumpPause(e, o.dump);
             return kOk;
         }
         if (!listener.m_error.empty()) return fail(kRunFailed, listener.m_error);

@@ -49,6 +49,13 @@ int main(int argc, char** argv)
     train->add_option("--lr", t.lr, "learning rate (default: the sample's)")->check(CLI::PositiveNumber);
     train->add_option("--seed", t.seed, "seed of the data, the initial parameters and the shuffling");
     train->add_option("--save", t.save, "write PREFIX-symbol.json and PREFIX-0000.params after training");
+    train->add_option("--break", t.breaks,
+        "stop at NODE[:before|:after] of a training step (forward, loss or NODE_backward), print it, write its "
+        "tensors to --dump DIR");
+    train->add_option("--break-on", t.breakOn,
+        "stop at the first op whose output matches a --break-on condition of run; after \"grad \" gradients only: "
+        "\"grad naninf\", \"grad norm>T\"");
+    train->add_option("--dump", t.dump, "with --break/--break-on: write the paused node's tensors to DIR/<name>.npy");
 
     try {
         app.parse(argc, argv);

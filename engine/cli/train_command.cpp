@@ -1,15 +1,106 @@
 #include "cli/train_command.h"
 
 #include "cli/commands.h"
+#include "cli/pause_output.h"
 #include "core/error.h"
+#include "debug/session.h"
 #include "gluon/export.h"
+#include "gluon/loss.h"
 #include "models/registry.h"
 #include "models/training.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 namespace opscope::cli {
+
+namespace {
+
+// Runs each mini-batch step in a debug session until a breakpoint or watchpoint hits.
+class DebuggedSteps {
+public:
+    DebuggedSteps(const samples::Sample& sample, const samples::TrainSetup& setup, std::vector<debug::Breakpoint> breaks)
+        : m_breaks(std::move(breaks))
+    {
+        sample.block->hybridize();
+        auto loss = std::make_shared<gluon::SoftmaxCrossEntropyLoss>();
+        auto trainer = std::make_shared<gluon::Trainer>(
+            sample.block->collect_params(), setup.optimizer, std::map<std::string, double> { { "learning_rate", setup.learningRate } });
+        m_session.load(sample.block, sample.inputNames);
+        m_session.setTraining(loss, trainer);
+        for (const debug::Breakpoint& b : m_breaks)
+            m_session.addBreakpoint(b);
+        m_breaks = m_session.breakpoints();
+    }
+
+    // The step's summed loss, or nothing when it paused (printed, stopped) — `m_status` says how it ended.
+    std::optional<double> step(const Tensor& x, const Tensor& y, int epoch, int64_t batch, const std::string& dump)
+    {
+        m_listener.reset();
+        m_session.setInputs({ x });
+        m_session.setLabel(y);
+        const bool first = m_steps++ == 0;
+        m_session.startTrainStep(first ? debug::StartMode::PauseAtEntry : debug::StartMode::Run);
+        if (first) {
+            // The training graph exists now: a --break node it lacks is a usage error.
+            m_listener.waitPausedOrDone();
+            const auto graph = m_session.graph();
+            for (const debug::Breakpoint& b : m_breaks) {
+                if (b.kind != debug::Breakpoint::Kind::Node || !graph) continue;
+                auto id = graph->findNode(b.location);
+                if (!id || graph->node(*id).isVariable()) {
+                    m_session.stop();
+                    m_listener.waitDone();
+                    m_status = kUsage;
+                    m_error = "--break " + b.location
+                        + ": a training step has no operator node of that name (forward, loss or <node>_backward)";
+                    return std::nullopt;
+                }
+            }
+            {
+                std::lock_guard lock(m_listener.m_mutex);
+                if (m_listener.m_pause && m_listener.m_pause->reason == debug::PauseReason::Entry) m_listener.m_pause.reset();
+            }
+            m_session.continueRun();
+        }
+        m_listener.waitPausedOrDone();
+        if (m_listener.m_pause) {
+            const debug::PauseEvent e = *m_listener.m_pause;
+            m_session.stop();
+            m_listener.waitDone();
+            std::cout << "epoch " << epoch << ", mini-batch " << batch << " (training step " << m_steps
+                      << "): the step was stopped, its update not applied\n";
+            printPause(std::cout, e, m_breaks);
+            dumpPause(e, dump);
+            m_status = kOk;
+            return std::nullopt;
+        }
+        if (!m_listener.m_error.empty()) {
+            m_status = kRunFailed;
+            m_error = m_listener.m_error;
+            return std::nullopt;
+        }
+        const auto result = m_session.lastTrainStep();
+        if (!result || !result->updated) {
+            m_status = kRunFailed;
+            m_error = "the training step ended without an update";
+            return std::nullopt;
+        }
+        return result->lossSum;
+    }
+
+    int m_status = kOk;
+    std::string m_error;
+
+private:
+    std::vector<debug::Breakpoint> m_breaks;
+    WaitingListener m_listener;
+    debug::Session m_session { &m_listener };
+    int64_t m_steps = 0;
+};
+
+} // namespace
 
 int trainCommand(const TrainOptions& o)
 {
@@ -27,23 +118,61 @@ int trainCommand(const TrainOptions& o)
         std::cerr << "opscope-cli: train: " << e.what() << "\n";
         return kUsage;
     }
+    std::vector<debug::Breakpoint> breaks;
+    try {
+        for (const std::string& b : o.breaks)
+            breaks.push_back(debug::parseBreakSpec(b));
+        for (const std::string& c : o.breakOn)
+            breaks.push_back(debug::Breakpoint::watch(debug::Condition::parse(c)));
+    } catch (const Error& e) {
+        std::cerr << "opscope-cli: train: " << e.what() << "\n";
+        return kUsage;
+    }
+    if (!o.dump.empty()) {
+        std::error_code ec;
+        std::filesystem::create_directories(o.dump, ec);
+        if (ec) {
+            std::cerr << "opscope-cli: train: " << o.dump << ": cannot create directory: " << ec.message() << "\n";
+            return kUsage;
+        }
+    }
     if (o.epochs > 0) setup.epochs = o.epochs;
     if (o.batch > 0) setup.batch = o.batch;
     if (o.lr > 0) setup.learningRate = o.lr;
     std::cout << "training " << name << ": " << setup.train.data.shape()[0] << " samples, "
               << setup.test.data.shape()[0] << " held out, " << setup.optimizer << " lr " << setup.learningRate
               << ", batch " << setup.batch << ", " << setup.epochs << " epochs\n";
+    std::unique_ptr<DebuggedSteps> debugged;
+    bool ended = false; // a debugged step paused or failed
     try {
-        samples::train(*sample.block, setup, o.seed, [](const samples::EpochReport& r) {
-            char line[160];
-            std::snprintf(line, sizeof line, "epoch %d: loss %.4f  train accuracy %.4f  test accuracy %.4f  (%.1f s)",
-                r.epoch, r.loss, r.trainAccuracy, r.testAccuracy, r.seconds);
-            std::cout << line << std::endl;
-        });
+        samples::StepFunction step;
+        if (!breaks.empty()) {
+            debugged = std::make_unique<DebuggedSteps>(sample, setup, breaks);
+            step = [&](const Tensor& x, const Tensor& y, int epoch, int64_t batch) {
+                std::optional<double> sum = debugged->step(x, y, epoch, batch, o.dump);
+                ended = !sum;
+                return sum;
+            };
+        }
+        samples::train(
+            *sample.block, setup, o.seed,
+            [](const samples::EpochReport& r) {
+                char line[160];
+                std::snprintf(line, sizeof line,
+                    "epoch %d: loss %.4f  train accuracy %.4f  test accuracy %.4f  (%.1f s)", r.epoch, r.loss,
+                    r.trainAccuracy, r.testAccuracy, r.seconds);
+                std::cout << line << std::endl;
+            },
+            step);
     } catch (const Error& e) {
         std::cerr << "opscope-cli: train: " << e.what() << "\n";
         return kRunFailed;
     }
+    if (ended) {
+        if (debugged->m_status != kOk) std::cerr << "opscope-cli: train: " << debugged->m_error << "\n";
+        return debugged->m_status;
+    }
+    if (debugged) std::cout << "no breakpoint or watchpoint hit\n";
     if (!o.save.empty()) {
         try {
             gluon::export_(*sample.block, o.save, 0);

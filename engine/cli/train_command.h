@@ -2,10 +2,12 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace opscope::cli {
 
-/// `train sample:NAME [--epochs N] [--batch B] [--lr X] [--seed S] [--save PREFIX]`.
+/// `train sample:NAME [--epochs N] [--batch B] [--lr X] [--seed S] [--save PREFIX]
+/// [--break NODE[:before|:after]]… [--break-on [grad ]COND]… [--dump DIR]`.
 struct TrainOptions {
     std::string model;
     int epochs = 0; ///< 0: the sample's default
@@ -13,10 +15,19 @@ struct TrainOptions {
     double lr = 0;
     uint64_t seed = 0;
     std::string save;
+    std::vector<std::string> breaks;
+    std::vector<std::string> breakOn;
+    std::string dump;
 };
 
 /// Trains a built-in sample on its own data, printing the loss and accuracies of each epoch; with
 /// --save writes PREFIX-symbol.json and PREFIX-0000.params (MXNet's files). Returns an exit status.
+///
+/// With --break / --break-on every mini-batch step runs in a debug session (forward, loss,
+/// backward: nodes `<node>_backward` take breakpoints too; "grad naninf", "grad norm>T" test
+/// gradients only). At the first hit it prints the epoch and step, the paused node as `run --break`
+/// does, writes its tensors with --dump, stops (that step updates nothing) and returns kOk without
+/// saving. A --break node the training graph does not have is kUsage.
 int trainCommand(const TrainOptions& options);
 
 } // namespace opscope::cli

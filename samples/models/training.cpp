@@ -93,7 +93,7 @@ double accuracy(gluon::HybridBlock& block, const Dataset& data, int64_t batch)
 }
 
 std::vector<EpochReport> train(gluon::HybridBlock& block, const TrainSetup& setup, uint64_t seed,
-    const std::function<void(const EpochReport&)>& onEpoch)
+    const std::function<void(const EpochReport&)>& onEpoch, const StepFunction& step)
 {
     if (setup.batch < 1 || setup.epochs < 0) throw UsageError("train: the batch size must be at least 1");
     block.hybridize();
@@ -114,7 +114,13 @@ std::vector<EpochReport> train(gluon::HybridBlock& block, const TrainSetup& setu
             const size_t e = static_cast<size_t>(std::min(n, b + setup.batch));
             const Tensor x = gatherRows(setup.train.data, order, static_cast<size_t>(b), e);
             const Tensor y = gatherRows(setup.train.label, order, static_cast<size_t>(b), e);
-            total += trainBatch(block, loss, trainer, x, y);
+            if (!step) {
+                total += trainBatch(block, loss, trainer, x, y);
+                continue;
+            }
+            const std::optional<double> sum = step(x, y, epoch, b / setup.batch);
+            if (!sum) return reports;
+            total += *sum;
         }
         EpochReport r;
         r.epoch = epoch;

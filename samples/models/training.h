@@ -5,6 +5,7 @@
 #include "models/datasets.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,10 +41,15 @@ TrainSetup trainingDefaults(const std::string& sample);
 /// handwritten digits. Throws UsageError for a sample that has no training data.
 TrainSetup trainingSetup(const std::string& sample, uint64_t seed = 0);
 
+/// Runs one mini-batch step of train() in place of trainBatch (a debugger's, say): returns the
+/// batch's summed loss, or nothing to end the training there. `epoch` counts from 1, `batch` from 0.
+using StepFunction = std::function<std::optional<double>(const Tensor& x, const Tensor& y, int epoch, int64_t batch)>;
+
 /// Trains `block` (hybridized here) on the setup's data with shuffled mini-batches, autograd and a
-/// Trainer; `onEpoch` is called after each epoch. Returns every epoch's report.
+/// Trainer; `onEpoch` is called after each epoch. Returns every epoch's report (complete epochs only
+/// when `step` ended the training early).
 std::vector<EpochReport> train(gluon::HybridBlock& block, const TrainSetup& setup, uint64_t seed = 0,
-    const std::function<void(const EpochReport&)>& onEpoch = {});
+    const std::function<void(const EpochReport&)>& onEpoch = {}, const StepFunction& step = {});
 
 /// Rows `order[begin, end)` of `t` (first axis), copied into one tensor: a shuffled mini-batch.
 Tensor gatherRows(const Tensor& t, const std::vector<int64_t>& order, size_t begin, size_t end);

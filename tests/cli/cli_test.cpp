@@ -203,3 +203,35 @@ TEST(Cli, TrainsASampleAndSavesMxnetFiles)
     EXPECT_EQ(run("train sample:mlp --epochs 0").status, 2);
     EXPECT_EQ(run("train model-symbol.json").status, 2);
 }
+
+TEST(Cli, TrainStopsAtABreakpointInTheBackwardPass)
+{
+    const fs::path dir = tempDir("train-break");
+    Result r = run("train sample:mlp --epochs 1 --batch 16 --break hybridsequential0_dense1_fwd_backward:after --dump "
+        + (dir / "dump").string());
+    ASSERT_EQ(r.status, 0) << lastStderr();
+    for (const char* line : { "epoch 1, mini-batch 0 (training step 1)", "update not applied",
+             "paused at node hybridsequential0_dense1_fwd_backward (_backward_FullyConnected), after",
+             "block: backward/hybridsequential0/hybridsequential0_dense1",
+             "output hybridsequential0_dense1_fwd_backward_weight_grad" })
+        EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+    EXPECT_EQ(r.out.find("epoch 1: loss"), std::string::npos) << "the epoch should not finish\n" << r.out;
+    const Tensor g = readNpy((dir / "dump" / "hybridsequential0_dense1_fwd_backward_weight_grad.npy").string());
+    EXPECT_EQ(g.ndim(), 2);
+    EXPECT_EQ(g.shape()[0], 32); // dense1 has 32 units in mlp
+
+    // A gradient watchpoint that never hits lets the training finish.
+    Result quiet = run("train sample:mlp --epochs 1 --batch 64 --break-on \"grad naninf\"");
+    ASSERT_EQ(quiet.status, 0) << lastStderr();
+    EXPECT_NE(quiet.out.find("epoch 1: loss"), std::string::npos) << quiet.out;
+    EXPECT_NE(quiet.out.find("no breakpoint or watchpoint hit"), std::string::npos) << quiet.out;
+    // "grad norm>T" stops at the first gradient above T.
+    Result norm = run("train sample:mlp --epochs 1 --break-on \"grad norm>1\"");
+    ASSERT_EQ(norm.status, 0) << lastStderr();
+    EXPECT_NE(norm.out.find("watch outputs if grad norm>1"), std::string::npos) << norm.out;
+    EXPECT_NE(norm.out.find("_backward ("), std::string::npos) << norm.out;
+
+    EXPECT_EQ(run("train sample:mlp --break nosuch_backward").status, 2);
+    EXPECT_NE(lastStderr().find("nosuch_backward"), std::string::npos) << lastStderr();
+    EXPECT_EQ(run("train sample:mlp --break-on \"grad bogus\"").status, 2);
+}
