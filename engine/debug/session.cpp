@@ -243,6 +243,12 @@ std::shared_ptr<const Graph> Session::graph() const
     return m_graph;
 }
 
+std::vector<Shape> Session::graphShapes() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_graphShapes;
+}
+
 void Session::workerLoop()
 {
     for (;;) {
@@ -403,7 +409,10 @@ void Session::runOnce(uint64_t runId, StartMode mode, Job job)
         options = m_options;
         modelChanged = m_modelChanged;
         m_modelChanged = false;
-        if (modelChanged) m_graph.reset(); // until this run has traced the new model
+        if (modelChanged) {
+            m_graph.reset(); // until this run has traced the new model
+            m_graphShapes.clear();
+        }
         block = m_block;
         loss = m_loss;
         trainer = m_trainer;
@@ -443,9 +452,24 @@ void Session::runOnce(uint64_t runId, StartMode mode, Job job)
             vars = bindVariables(*graph, inputs,
                 { { m_train.label, label }, { m_train.headGrad, Tensor::ones(m_headGradShape) } });
         }
+        std::vector<Shape> shapes;
+        {
+            std::lock_guard lock(m_mutex);
+            if (graph == m_graph) shapes = m_graphShapes; // checked below against these variables
+        }
+        bool same = !shapes.empty();
+        for (size_t v = 0; same && v < vars.size(); ++v)
+            same = shapes[graph->entryId(graph->variables()[v], 0)] == vars[v].shape();
+        if (!same) {
+            std::vector<Shape> varShapes;
+            for (const Tensor& t : vars)
+                varShapes.push_back(t.shape());
+            shapes = graph->inferShapes(varShapes);
+        }
         {
             std::lock_guard lock(m_mutex);
             m_graph = graph;
+            m_graphShapes = std::move(shapes);
         }
         m_observer.beginRun(runId, *graph, options, mode, listener);
         observed = true;

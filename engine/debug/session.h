@@ -162,8 +162,11 @@ public:
 
     /// A copy of the current run's record so far, or of the last run's.
     RunRecord record() const;
-    /// The graph of the current or last run (null before the first).
+    /// The graph of the current or last run (null before the first): the model's, or a training
+    /// step's (TrainingGraph).
     std::shared_ptr<const Graph> graph() const;
+    /// The shapes of every entry of graph(), by entry id, as that run inferred them.
+    std::vector<Shape> graphShapes() const;
 
 private:
     void workerLoop();
@@ -199,6 +202,7 @@ private:
     uint64_t m_lastRunId = 0;
     bool m_modelChanged = false; // since the last run: retrace, new executor
     std::shared_ptr<const Graph> m_graph;
+    std::vector<Shape> m_graphShapes;
 
     // Worker only.
     std::vector<Shape> m_tracedShapes;

@@ -18,6 +18,8 @@ QString appUsage()
         "  --break NODE[:before|:after]  a breakpoint on NODE (before it runs by default); repeatable\n"
         "  --break-on COND               a watchpoint on every op: nan, inf, naninf, \"max>1e3\", …; repeatable\n"
         "  --run                         start the run at once\n"
+        "  --train-step                  run one training step (mlp, lenet) in the debugger instead: forward,\n"
+        "                                loss, backward (break on NODE_backward too), then the update\n"
         "  --screenshot FILE.png         save the window after the first pause (or at the end of the run)\n"
         "  --quit                        exit after the screenshot, or once the run pauses or ends\n"
         "  --fresh                       ignore the saved window layout, breakpoints and inputs\n"
@@ -83,6 +85,8 @@ bool parseAppOptions(const QStringList& arguments, AppOptions* o, QString* error
                 o->inputs << v;
             } else if (a == QLatin1String("--run")) {
                 o->run = true;
+            } else if (a == QLatin1String("--train-step")) {
+                o->trainStep = true;
             } else if (a == QLatin1String("--quit")) {
                 o->quit = true;
             } else if (a == QLatin1String("--fresh")) {

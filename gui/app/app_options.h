@@ -13,12 +13,15 @@ namespace opscope::gui {
 enum ExitStatus { kExitOk = 0, kExitScreenshotFailed = 1, kExitUsage = 2, kExitLoadFailed = 3, kExitRunFailed = 4 };
 
 /// The command line: `opscope [MODEL|sample:NAME] [--break NODE[:before|:after]]… [--break-on COND]…
-/// [--run] [--screenshot FILE.png] [--quit] [--fresh] [--tab histogram|values|image]
+/// [--run | --train-step] [--screenshot FILE.png] [--quit] [--fresh] [--tab histogram|values|image]
 /// [--input NAME=ones|zeros|uniform|normal|FILE.npy|IMAGE[:invert]|draw:IMAGE]…`.
 struct AppOptions {
     QString model; ///< empty: the saved last model, else the default sample
     std::vector<debug::Breakpoint> breakpoints; ///< from --break and --break-on
     bool run = false;
+    /// Run one training step (forward, loss, backward, update) of a sample with training data in the
+    /// debugger, instead of a forward run; --break may name `<node>_backward` nodes.
+    bool trainStep = false;
     QString screenshot;
     bool quit = false;
     bool fresh = false; ///< ignore saved layout, breakpoints and inputs

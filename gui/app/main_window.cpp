@@ -180,6 +180,7 @@ void MainWindow::buildDocks()
     QDockWidget* inspector = dock(tr("Tensor Inspector"), "inspectorDock", m_inspector, Qt::RightDockWidgetArea);
     QDockWidget* record = dock(tr("Run Record"), "recordDock", m_record, Qt::BottomDockWidgetArea);
     m_train = new TrainPanel(this);
+    m_train->setDebugSession(&m_controller->session());
     QDockWidget* train = dock(tr("Train"), "trainDock", m_train, Qt::BottomDockWidgetArea);
     tabifyDockWidget(record, train);
     record->raise();
@@ -449,7 +450,10 @@ void MainWindow::restoreModelSettings()
         const auto graph = m_controller->model()->graph;
         for (const debug::Breakpoint& b : m_options.breakpoints) {
             if (b.kind == debug::Breakpoint::Kind::Node) {
-                const auto id = graph->findNode(b.location);
+                // A training step also has `<node>_backward` for each op node.
+                std::string node = b.location;
+                if (m_options.trainStep && node.ends_with("_backward")) node.resize(node.size() - 9);
+                const auto id = graph->findNode(node);
                 if (!id || graph->node(*id).isVariable()) {
                     showMessage(tr("Breakpoint"),
                         tr("--break %1: the model has no operator node of that name")

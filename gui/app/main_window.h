@@ -105,6 +105,9 @@ private:
     void onRunFailed(const QString& error);
     void markExecuted(const debug::RunRecord& record);
     void syncBreakpointMarks();
+    /// Shows the graph the session ran last (a training step's forward + loss + backward, or the
+    /// model's) when the view shows another.
+    void syncShownGraph();
     void showNodeTensors(const QString& node);
     std::vector<InspectedTensor> parameterTensorsOf(uint32_t nodeId) const;
 
@@ -152,6 +155,7 @@ private:
     bool m_restoringSettings = false;
     bool m_scriptFinished = false;
     int m_exitStatus = kExitOk;
+    std::shared_ptr<const Graph> m_shownGraph; // the graph the graph view shows
 };
 
 } // namespace opscope::gui

@@ -122,6 +122,7 @@ void MainWindow::onModelLoaded(ModelInfoPtr model)
     if (!m_options.fresh) QSettings().setValue(QStringLiteral("files/lastModel"), model->spec);
     setWindowTitle(QStringLiteral("%1 — opscope").arg(model->title));
     m_graph->model()->setGraph(model->graph, model->entryShapes);
+    m_shownGraph = model->graph;
     std::vector<InputSpec> specs;
     for (size_t i = 0; i < model->inputNames.size(); ++i) {
         InputSpec s;
@@ -155,7 +156,12 @@ void MainWindow::onModelLoaded(ModelInfoPtr model)
         finishScript(kExitUsage); // a scripted start with a breakpoint on a node the model lacks
         return;
     }
-    if (first && m_options.run)
+    if (first && m_options.trainStep) {
+        if (!m_train->debugSteps(1, false)) {
+            showMessage(tr("Train"), m_train->lastError());
+            if (!m_options.screenshot.isEmpty() || m_options.quit) finishScript(kExitUsage);
+        }
+    } else if (first && m_options.run)
         startRun(false);
     else if (first && (!m_options.screenshot.isEmpty() || m_options.quit))
         scriptCheckpoint(false);
@@ -248,6 +254,7 @@ void MainWindow::onPaused(std::shared_ptr<const debug::PauseEvent> e)
     }
     m_pendingRunTo.clear();
     m_breakpoints->refresh();
+    syncShownGraph();
     auto record = std::make_shared<const debug::RunRecord>(m_controller->session().record());
     m_record->setRecord(record);
     markExecuted(*record);
@@ -260,6 +267,7 @@ void MainWindow::onPaused(std::shared_ptr<const debug::PauseEvent> e)
     // The paused node's tensors; inputs that are parameters or auxiliary states named as such.
     std::vector<InspectedTensor> tensors;
     const auto graph = m_controller->session().graph();
+    const gluon::ParameterDict params = m_controller->model()->block->collect_params();
     for (const debug::PausedTensor& t : e->tensors) {
         QString role = t.isInput ? QStringLiteral("input") : QStringLiteral("output");
         if (t.isInput && graph && e->nodeId < graph->size()) {
@@ -267,10 +275,9 @@ void MainWindow::onPaused(std::shared_ptr<const debug::PauseEvent> e)
             if (t.index < static_cast<int>(n.inputs.size())) {
                 const uint32_t src = n.inputs[static_cast<size_t>(t.index)].node;
                 const Node& s = graph->node(src);
-                const auto& names = m_controller->model()->inputNames;
                 if (s.isVariable() && graph->isAuxiliary(src))
                     role = QStringLiteral("aux");
-                else if (s.isVariable() && std::find(names.begin(), names.end(), s.name) == names.end())
+                else if (s.isVariable() && params.contains(s.name))
                     role = QStringLiteral("weight");
             }
         }
@@ -293,9 +300,21 @@ void MainWindow::onPaused(std::shared_ptr<const debug::PauseEvent> e)
     updateStatus();
 }
 
+void MainWindow::syncShownGraph()
+{
+    const auto graph = m_controller->session().graph();
+    if (!graph || graph == m_shownGraph) return;
+    std::vector<Shape> shapes = m_controller->session().graphShapes();
+    if (shapes.size() != graph->numEntries()) shapes.clear();
+    m_shownGraph = graph;
+    m_graph->model()->setGraph(graph, shapes);
+    syncBreakpointMarks();
+}
+
 void MainWindow::onRunFinished(const RunOutcome& outcome)
 {
     m_breakpoints->refresh();
+    syncShownGraph();
     m_graph->model()->setPausedNode({});
     if (outcome.record) {
         m_record->setRecord(outcome.record);
@@ -311,6 +330,7 @@ void MainWindow::onRunFinished(const RunOutcome& outcome)
 
 void MainWindow::onRunFailed(const QString& error)
 {
+    syncShownGraph();
     m_graph->model()->setPausedNode({});
     if (auto r = m_controller->lastRecord()) {
         m_record->setRecord(r);
@@ -395,9 +415,9 @@ void MainWindow::updateActions()
     const bool model = m_controller->model() != nullptr;
     const bool paused = s == S::Paused;
     const bool active = m_controller->isActive();
-    // A training uses the block: no debug run starts meanwhile.
+    // A training uses the block: no debug run starts meanwhile; a paused training step takes commands.
     const bool trainingActive = m_train && m_train->isTraining();
-    const bool canStart = model && !trainingActive && (paused || !active);
+    const bool canStart = model && (paused || (!active && !trainingActive));
     action(Action::Run)->setEnabled(canStart);
     action(Action::Run)->setText(paused ? tr("&Continue") : tr("&Run"));
     action(Action::Pause)->setEnabled(s == S::Running);

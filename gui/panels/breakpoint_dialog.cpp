@@ -26,9 +26,10 @@ BreakpointDialog::BreakpointDialog(QWidget* parent)
     setWindowTitle(tr("Breakpoint"));
     m_where->addItems({ tr("Node, before it runs (inputs)"), tr("Node, after it runs (outputs)"),
         tr("One tensor (node_slot)"), tr("Every op: outputs (watchpoint)"), tr("Every op: inputs (watchpoint)") });
-    m_location->setPlaceholderText(tr("node name, e.g. hybridsequential0_conv0_fwd"));
+    m_location->setPlaceholderText(tr("node name, e.g. hybridsequential0_conv0_fwd or, in training, …_fwd_backward"));
     m_condition->setPlaceholderText(
-        tr("always; or nan, inf, naninf, zero, max>1e3, absmax>10, mean<0, zeros>0.9, norm>100"));
+        tr("always; or nan, inf, naninf, zero, max>1e3, absmax>10, mean<0, zeros>0.9, norm>100; gradients only: "
+           "grad naninf, grad norm>10"));
     m_ignore->setRange(0, 1000000);
     m_ignore->setToolTip(tr("Hits to let pass before pausing"));
     m_message->setStyleSheet(QStringLiteral("color: #c03030"));

@@ -41,7 +41,7 @@ QVariant BreakpointModel::data(const QModelIndex& index, int role) const
             if (b.kind == Breakpoint::Kind::Tensor) return QStringLiteral("tensor");
             return b.phase == OpPhase::Before ? QStringLiteral("before") : QStringLiteral("after");
         case ConditionColumn:
-            return b.condition.kind == Condition::Kind::Always ? QString() : QString::fromStdString(b.condition.str());
+            return b.condition.kind == Condition::Kind::Always && !b.condition.gradientsOnly ? QString() : QString::fromStdString(b.condition.str());
         case Hits:
             return static_cast<qlonglong>(b.hitCount);
         case Ignore:
@@ -171,7 +171,7 @@ bool BreakpointModel::setCondition(int id, const QString& text, QString* error)
 bool BreakpointModel::breakOnNanInf() const
 {
     for (const Breakpoint& b : m_rows)
-        if (b.kind == Breakpoint::Kind::Watch && b.condition.kind == Condition::Kind::NanOrInf && b.enabled)
+        if (b.kind == Breakpoint::Kind::Watch && b.condition.kind == Condition::Kind::NanOrInf && !b.condition.gradientsOnly && b.enabled)
             return true;
     return false;
 }
@@ -184,7 +184,7 @@ void BreakpointModel::setBreakOnNanInf(bool on)
         return;
     }
     for (const Breakpoint& b : std::vector<Breakpoint>(m_rows))
-        if (b.kind == Breakpoint::Kind::Watch && b.condition.kind == Condition::Kind::NanOrInf)
+        if (b.kind == Breakpoint::Kind::Watch && b.condition.kind == Condition::Kind::NanOrInf && !b.condition.gradientsOnly)
             m_session->removeBreakpoint(b.id);
     refresh();
     Q_EMIT breakpointsChanged();

@@ -36,6 +36,11 @@ public:
     {
     }
 
+    void runStarted(uint64_t runId) override
+    {
+        post([runId](SessionController* c) { c->onStarted(runId); });
+    }
+
     void paused(const debug::PauseEvent& e) override
     {
         auto event = std::make_shared<const debug::PauseEvent>(e);
@@ -264,6 +269,17 @@ void SessionController::setRecordLevel(debug::RecordLevel level)
     debug::SessionOptions o = m_session->options();
     o.record = level;
     m_session->setOptions(o);
+}
+
+void SessionController::onStarted(quint64 runId)
+{
+    // A run this controller did not start (a training step of the Train dock): adopt it.
+    if (runId <= m_runId) return;
+    m_runId = runId;
+    m_pause.reset();
+    m_clock.start();
+    setState(State::Running);
+    Q_EMIT runStarted(m_runId);
 }
 
 void SessionController::onPaused(std::shared_ptr<const debug::PauseEvent> e)

@@ -25,7 +25,8 @@ struct RunOutcome {
 ///
 /// Threads: the listener runs on the session's worker and only posts queued calls to this object
 /// (guarded by QPointer); each carries its run id, and a call for any run but the current one is
-/// dropped. Commands go straight to the Session, which only changes its pause gate (never blocks).
+/// dropped. A run started on the Session by someone else (the Train dock's training steps) becomes
+/// the current one when its start arrives, with runStarted emitted as for start(). Commands go straight to the Session, which only changes its pause gate (never blocks).
 /// Model loading runs on the global thread pool; a newer load supersedes an older one still going.
 class SessionController : public QObject {
     Q_OBJECT
@@ -89,6 +90,7 @@ private:
     class Listener;
     void adoptModel(ModelInfoPtr model);
     void setState(State s);
+    void onStarted(quint64 runId);
     void onPaused(std::shared_ptr<const debug::PauseEvent> e);
     void onFinished(quint64 runId, RunOutcome outcome);
     void onFailed(quint64 runId, const QString& error);

@@ -91,6 +91,13 @@ void TrainPanel::buildUi()
     m_fromInitial = new QCheckBox(tr("From initial weights"), controls);
     m_fromInitial->setToolTip(tr("Start from the sample's untrained weights (made from the seed) instead of "
                                  "the current ones"));
+    m_debug = new QCheckBox(tr("Stop at breakpoints"), controls);
+    m_debug->setToolTip(tr("Run every training step (forward, loss, backward) in the debugger: breakpoints and "
+                           "watchpoints pause the training, in NODE_backward nodes too, and \"grad\" conditions "
+                           "test gradients. A stopped step updates no weight."));
+    m_debugStep = new QPushButton(tr("Debug one step"), controls);
+    m_debugStep->setToolTip(tr("Run one training step in the debugger, paused before its first op: step through "
+                               "the forward pass, the loss and the backward pass"));
     m_train = new QPushButton(tr("Train"), controls);
     m_stop = new QPushButton(tr("Stop"), controls);
     m_status = new QLabel(controls);
@@ -107,11 +114,13 @@ void TrainPanel::buildUi()
         grid->addWidget(field, row++, 1);
     }
     grid->addWidget(m_fromInitial, row++, 0, 1, 2);
+    grid->addWidget(m_debug, row++, 0, 1, 2);
     auto* buttons = new QHBoxLayout;
     buttons->addWidget(m_train);
     buttons->addWidget(m_stop);
     buttons->addStretch(1);
     grid->addLayout(buttons, row++, 0, 1, 2);
+    grid->addWidget(m_debugStep, row++, 0, 1, 2);
     grid->addWidget(m_status, row++, 0, 1, 2);
     grid->setRowStretch(row, 1);
     scroll->setWidget(controls);
@@ -134,6 +143,7 @@ void TrainPanel::buildUi()
     m_page = page;
 
     connect(m_train, &QPushButton::clicked, this, [this] { startTraining(); });
+    connect(m_debugStep, &QPushButton::clicked, this, [this] { debugOneStep(); });
     connect(m_stop, &QPushButton::clicked, this, &TrainPanel::stopTraining);
 }
 
@@ -242,18 +252,47 @@ void TrainPanel::updateControls()
     const QString blocked = m_guard ? m_guard() : QString();
     m_train->setEnabled(canTrainModel() && !m_training && blocked.isEmpty());
     m_train->setToolTip(blocked);
+    m_debugStep->setEnabled(canTrainModel() && !m_training && blocked.isEmpty() && m_session);
     m_stop->setEnabled(m_training);
-    for (QWidget* w : std::initializer_list<QWidget*> { m_epochs, m_batch, m_rate, m_optimizer, m_seed, m_fromInitial })
+    for (QWidget* w :
+        std::initializer_list<QWidget*> { m_epochs, m_batch, m_rate, m_optimizer, m_seed, m_fromInitial, m_debug })
         w->setEnabled(!m_training);
 }
 
+void TrainPanel::setStopAtBreakpoints(bool on)
+{
+    m_debug->setChecked(on);
+}
+
+bool TrainPanel::stopsAtBreakpoints() const
+{
+    return m_debug->isChecked();
+}
+
 bool TrainPanel::startTraining()
+{
+    return start(m_debug->isChecked(), 0, false);
+}
+
+bool TrainPanel::debugOneStep()
+{
+    return debugSteps(1, true);
+}
+
+bool TrainPanel::debugSteps(int64_t steps, bool pauseAtEntry)
+{
+    return start(true, steps, pauseAtEntry);
+}
+
+bool TrainPanel::start(bool debugged, int64_t steps, bool pauseAtEntry)
 {
     m_lastError.clear();
     if (m_training)
         m_lastError = tr("Training is already running");
     else if (!canTrainModel())
         m_lastError = unavailableMessage();
+    else if (debugged && !m_session)
+        m_lastError = tr("No debug session to run the steps in");
     else if (m_guard)
         m_lastError = m_guard();
     if (!m_lastError.isEmpty()) {
@@ -266,7 +305,11 @@ bool TrainPanel::startTraining()
         return false;
     }
 
-    const TrainConfig cfg = config();
+    TrainConfig cfg = config();
+    if (steps > 0) {
+        cfg.maxSteps = steps;
+        cfg.fromInitial = false; // steps from the weights the window shows
+    }
     const quint64 gen = ++m_generation;
     m_stopFlag = std::make_shared<std::atomic<bool>>(false);
     m_training = true;
@@ -290,8 +333,30 @@ bool TrainPanel::startTraining()
             },
             Qt::QueuedConnection);
     };
-    m_thread = QThread::create([block, cfg, flag, gen, post] {
+    debug::Session* session = debugged ? m_session : nullptr;
+    m_thread = QThread::create([block, cfg, flag, gen, post, session, pauseAtEntry] {
         TrainCallbacks cb;
+        if (session) {
+            // Each step is a run of the window's session; this thread waits for it (the GUI thread
+            // shows its pauses and sends the commands). The stop flag stops a paused step.
+            cb.step = [session, flag, pauseAtEntry](const Tensor& x, const Tensor& y,
+                          const std::shared_ptr<gluon::HybridBlock>& loss,
+                          const std::shared_ptr<gluon::Trainer>& trainer, int64_t step) -> std::optional<double> {
+                if (flag->load()) return std::nullopt;
+                session->setTraining(loss, trainer);
+                session->setInputs({ x });
+                session->setLabel(y);
+                session->startTrainStep(
+                    pauseAtEntry && step == 0 ? debug::StartMode::PauseAtEntry : debug::StartMode::Run);
+                bool stopSent = false;
+                while (!session->waitUntilIdle(std::chrono::milliseconds(50)))
+                    if (flag->load() && !stopSent) stopSent = session->stop() || true;
+                const auto result = session->lastTrainStep();
+                if (!result) return std::nullopt;
+                if (!result->updated) return std::nullopt; // stopped, or failed (the window shows why)
+                return result->lossSum;
+            };
+        }
         cb.shouldStop = [flag] { return flag->load(); };
         cb.onStatus = [&](const QString& text) { post([gen, text](TrainPanel* p) { p->onStatus(gen, text); }); };
         cb.onBatchLoss = [&](double position, double loss) {

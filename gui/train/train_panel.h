@@ -1,6 +1,7 @@
 #pragma once
 
 #include "gui/session/model_info.h"
+#include "debug/session.h"
 #include "gui/train/train_worker.h"
 
 #include <atomic>
@@ -31,6 +32,9 @@ class TrainPlot;
 /// and accuracy plot grows after every epoch; the decision regions (2-D data) and every parameter's
 /// gradient histogram follow.
 ///
+/// With "Stop at breakpoints" every mini-batch step runs in the window's debug session instead (see
+/// setDebugSession); "Debug one step" runs a single step paused at its first op.
+///
 /// Threads: training runs on a QThread of its own, one mini-batch at a time with a stop flag checked
 /// between them. The worker posts queued calls to this panel (guarded by QPointer) carrying the run
 /// generation; a call from any run but the current one is dropped. The block is the model's own:
@@ -49,9 +53,21 @@ public:
 
     /// Called before a start: a non-empty reason refuses it (the window: a debug run is active).
     void setStartGuard(std::function<QString()> guard) { m_guard = std::move(guard); }
+    /// The window's debug session (not owned): with "Stop at breakpoints" each mini-batch step is one
+    /// of its runs (Session::startTrainStep), so breakpoints and watchpoints, in backward nodes too,
+    /// pause the training; the window shows the pause and continues it.
+    void setDebugSession(debug::Session* session) { m_session = session; }
+    void setStopAtBreakpoints(bool on);
+    bool stopsAtBreakpoints() const;
 
     /// Starts training with the panel's settings; false with lastError() set when it cannot start.
     bool startTraining();
+    /// One training step in the debugger, paused before its first op (the next mini-batch of a
+    /// fresh shuffle of the data, from the current weights); false with lastError() set.
+    bool debugOneStep();
+    /// `steps` training steps in the debugger (breakpoints apply), the first paused before its first
+    /// op when `pauseAtEntry`.
+    bool debugSteps(int64_t steps, bool pauseAtEntry);
     /// Asks the worker to stop after the current mini-batch (trainingFinished follows).
     void stopTraining();
     /// Stops and waits up to `timeoutMs` for the worker to end; true when it has.
@@ -91,6 +107,7 @@ protected:
 
 private:
     void buildUi();
+    bool start(bool debugged, int64_t steps, bool pauseAtEntry);
     void onBatchLoss(quint64 generation, double position, double loss);
     void onEpoch(quint64 generation, std::shared_ptr<EpochResult> result);
     void onStatus(quint64 generation, const QString& text);
@@ -110,6 +127,9 @@ private:
     QComboBox* m_optimizer = nullptr;
     QSpinBox* m_seed = nullptr;
     QCheckBox* m_fromInitial = nullptr;
+    QCheckBox* m_debug = nullptr;
+    QPushButton* m_debugStep = nullptr;
+    debug::Session* m_session = nullptr;
     QPushButton* m_train = nullptr;
     QPushButton* m_stop = nullptr;
     QLabel* m_status = nullptr;

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <cmath>
 #include <numeric>
 
@@ -167,9 +168,11 @@ bool runTraining(gluon::HybridBlock& block, const TrainConfig& config, const Tra
     const bool twoD = setup.train.data.ndim() == 2 && setup.train.data.shape()[1] == 2;
 
     if (!block.active()) block.hybridize();
-    gluon::SoftmaxCrossEntropyLoss loss;
-    loss.hybridize();
-    gluon::Trainer trainer(block.collect_params(), config.optimizer, { { "learning_rate", config.learningRate } });
+    auto loss = std::make_shared<gluon::SoftmaxCrossEntropyLoss>();
+    loss->hybridize();
+    auto trainer = std::make_shared<gluon::Trainer>(block.collect_params(), config.optimizer,
+        std::map<std::string, double> { { "learning_rate", config.learningRate } });
+    int64_t steps = 0;
     const int64_t n = setup.train.data.shape()[0];
     const int64_t batches = (n + config.batch - 1) / config.batch;
     const int64_t postEvery = std::max<int64_t>(1, batches / 10);
@@ -188,15 +191,28 @@ bool runTraining(gluon::HybridBlock& block, const TrainConfig& config, const Tra
             const size_t e = static_cast<size_t>(std::min(n, b + config.batch));
             const Tensor x = samples::gatherRows(setup.train.data, order, static_cast<size_t>(b), e);
             const Tensor y = samples::gatherRows(setup.train.label, order, static_cast<size_t>(b), e);
-            const double sum = samples::trainBatch(block, loss, trainer, x, y);
+            double sum = 0;
+            if (cb.step) {
+                const std::optional<double> s = cb.step(x, y, loss, trainer, steps);
+                if (!s) return false;
+                sum = *s;
+            } else {
+                sum = samples::trainBatch(block, *loss, *trainer, x, y);
+            }
+            ++steps;
             total += sum;
             chunk += sum;
             chunkCount += x.shape()[0];
-            if (cb.onBatchLoss && ((batchIndex + 1) % postEvery == 0 || batchIndex + 1 == batches)) {
+            const bool last = config.maxSteps > 0 && steps >= config.maxSteps;
+            if (cb.onBatchLoss && (last || (batchIndex + 1) % postEvery == 0 || batchIndex + 1 == batches)) {
                 const double position = epoch - 1 + static_cast<double>(e) / static_cast<double>(n);
                 cb.onBatchLoss(position, chunk / static_cast<double>(chunkCount));
                 chunk = 0;
                 chunkCount = 0;
+            }
+            if (last) {
+                status(QStringLiteral("%1 training step(s) done").arg(steps));
+                return true;
             }
         }
         EpochResult result;

@@ -2,9 +2,12 @@
 
 #include "debug/tensor_stats.h"
 #include "gluon/block.h"
+#include "gluon/trainer.h"
 #include "models/training.h"
 
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +24,7 @@ struct TrainConfig {
     std::string optimizer = "adam"; ///< "sgd" or "adam"
     uint64_t seed = 0;
     bool fromInitial = false; ///< start from the sample's untrained initial weights
+    int64_t maxSteps = 0; ///< end after this many mini-batch steps (0: train every epoch)
 };
 
 /// One parameter's gradient after the last mini-batch of an epoch.
@@ -45,12 +49,18 @@ struct TrainCallbacks {
     /// A running mean of the loss at `epochPosition` (epochs done, fractional).
     std::function<void(double epochPosition, double loss)> onBatchLoss;
     std::function<void(EpochResult&&)> onEpoch;
+    /// Runs one mini-batch step instead of samples::trainBatch (the debugger's: a training step as a
+    /// debug-session run) with the loss and trainer of this training; returns the batch's summed
+    /// loss, or nothing to end the training (a stopped step). `step` counts from 0.
+    std::function<std::optional<double>(const Tensor& x, const Tensor& y,
+        const std::shared_ptr<gluon::HybridBlock>& loss, const std::shared_ptr<gluon::Trainer>& trainer, int64_t step)>
+        step;
 };
 
 /// Trains `block` on the sample's data, as samples::train does (shuffled mini-batches, softmax
 /// cross-entropy, a Trainer), with a stop check between mini-batches and, after each epoch, the
 /// accuracies, the gradient statistics of every parameter and (2-D data) the decision picture.
-/// Returns false when stopped. Throws opscope::Error on a bad setting. Only while nothing else
+/// Returns false when stopped (by the flag or by `step`), true when every epoch (or maxSteps steps) ran. Throws opscope::Error on a bad setting. Only while nothing else
 /// calls the block.
 bool runTraining(gluon::HybridBlock& block, const TrainConfig& config, const TrainCallbacks& callbacks);
 

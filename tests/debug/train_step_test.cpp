@@ -175,6 +175,10 @@ TEST(TrainStep, BreakpointInABackwardNode)
     EXPECT_GE(forward, 5u + 1u); // the model's five ops and the loss's
     EXPECT_GE(backward, 5u);
     EXPECT_EQ(f.listener.m_record.ops.size(), graph->size() - graph->variables().size());
+    // The shapes the run inferred, by entry: dense1's weight gradient is (32, 32).
+    const std::vector<Shape> shapes = f.session.graphShapes();
+    ASSERT_EQ(shapes.size(), graph->numEntries());
+    EXPECT_EQ(shapes[graph->entryId(*graph->findNode(kD1 + "_backward"), 1)], Shape({ 32, 32 }));
 }
 
 TEST(TrainStep, NanInAGradientStopsInTheBackwardPassAndStopUpdatesNothing)

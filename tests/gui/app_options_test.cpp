@@ -119,3 +119,29 @@ TEST(OpscopeExecutable, ExitStatusesForBadModelsAndArguments)
     r = runOpscope({ QStringLiteral("--help") });
     EXPECT_EQ(r.status, kExitOk);
 }
+
+TEST(OpscopeExecutable, TrainStepStopsInTheBackwardPass)
+{
+    AppOptions o;
+    QString error;
+    ASSERT_TRUE(parseAppOptions({ QStringLiteral("sample:mlp"), QStringLiteral("--train-step") }, &o, &error));
+    EXPECT_TRUE(o.trainStep);
+    EXPECT_FALSE(o.run);
+
+    QTemporaryDir dir;
+    const QString png = dir.filePath(QStringLiteral("train-step.png"));
+    Result r = runOpscope({ QStringLiteral("sample:mlp"), QStringLiteral("--train-step"), QStringLiteral("--break"),
+        QStringLiteral("hybridsequential0_dense1_fwd_backward:after"), QStringLiteral("--screenshot"), png,
+        QStringLiteral("--quit"), QStringLiteral("--fresh") });
+    EXPECT_EQ(r.status, kExitOk) << r.err.toStdString();
+    EXPECT_FALSE(QImage(png).isNull());
+    // A backward node of an op the model lacks, and a sample without training data, are usage errors.
+    r = runOpscope({ QStringLiteral("sample:mlp"), QStringLiteral("--train-step"), QStringLiteral("--break"),
+        QStringLiteral("nosuch_backward"), QStringLiteral("--quit"), QStringLiteral("--fresh") });
+    EXPECT_EQ(r.status, kExitUsage);
+    EXPECT_TRUE(r.err.contains(QStringLiteral("nosuch_backward"))) << r.err.toStdString();
+    r = runOpscope({ QStringLiteral("sample:nan-demo"), QStringLiteral("--train-step"), QStringLiteral("--quit"),
+        QStringLiteral("--fresh") });
+    EXPECT_EQ(r.status, kExitUsage);
+    EXPECT_TRUE(r.err.contains(QStringLiteral("training data"))) << r.err.toStdString();
+}

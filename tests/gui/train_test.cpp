@@ -2,10 +2,15 @@
 // histograms growing each epoch; stopping; a sample without data; the debugger's runs held off.
 
 #include "gui/gui_test_util.h"
+#include "gui/graph/graph_model.h"
+#include "gui/graph/graph_panel.h"
+#include "gui/panels/breakpoint_model.h"
 #include "gui/train/train_charts.h"
 #include "gui/train/train_panel.h"
 
 #include <QAction>
+#include <cmath>
+#include <map>
 #include <QDockWidget>
 #include <QTreeWidget>
 
@@ -14,6 +19,14 @@ using namespace opscope::gui;
 using namespace opscope::gui::test;
 
 namespace {
+float maxAbsDiff(const Tensor& a, const Tensor& b)
+{
+    float d = 0;
+    for (int64_t i = 0; i < a.size(); ++i)
+        d = std::max(d, std::fabs(a.at(i) - b.at(i)));
+    return d;
+}
+
 bool waitFinished(TrainPanel* p)
 {
     return QTest::qWaitFor([p] { return !p->isTraining(); }, 120000);
@@ -184,4 +197,95 @@ TEST(Train, LenetTrainsAnEpochFromItsInitialWeights)
     EXPECT_GT(p->reports().front().testAccuracy, 0.5);
     EXPECT_TRUE(p->decisionImage().isNull()); // not 2-D data
     EXPECT_FALSE(p->gradientView()->gradients().empty());
+}
+
+TEST(Train, DebugOneStepShowsTheTrainingGraphAndStopsInTheBackwardPass)
+{
+    auto w = makeWindow();
+    ASSERT_TRUE(openAndWait(*w, QStringLiteral("sample:mlp")));
+    TrainPanel* p = w->trainPanel();
+    SessionController* c = w->controller();
+    const gluon::ParamPtr weight = c->model()->block->collect_params().at("hybridsequential0_dense1_weight");
+
+    // One step, paused before its first op: the view shows forward, loss and backward nodes.
+    QSignalSpy paused(c, &SessionController::paused);
+    QSignalSpy finished(p, &TrainPanel::trainingFinished);
+    ASSERT_TRUE(p->debugOneStep()) << p->lastError().toStdString();
+    ASSERT_TRUE(paused.wait(kWaitMs));
+    EXPECT_EQ(c->pauseEvent()->reason, debug::PauseReason::Entry);
+    const Tensor before = weight->data().copy(); // initialised by now (mlp's shapes are inferred)
+    GraphModel* g = w->graphPanel()->model();
+    ASSERT_TRUE(g->graph());
+    EXPECT_GE(g->nodeId(QStringLiteral("hybridsequential0_dense1_fwd_backward")), 0);
+    EXPECT_GE(g->nodeId(QStringLiteral("softmaxcrossentropyloss0_pick0")), 0) << "the loss's nodes are shown";
+    EXPECT_TRUE(g->blockPaths().contains(QStringLiteral("backward")));
+    // Commands work while training: the Run action continues, a fresh run cannot start.
+    EXPECT_TRUE(w->action(MainWindow::Action::Run)->isEnabled());
+    EXPECT_TRUE(w->action(MainWindow::Action::StepInto)->isEnabled());
+
+    // A breakpoint in the backward pass, then continue: it pauses there with the weight's gradient.
+    w->breakpointModel()->add(
+        debug::Breakpoint::onNode("hybridsequential0_dense1_fwd_backward", OpPhase::After));
+    w->runOrContinue();
+    ASSERT_TRUE(paused.wait(kWaitMs));
+    const auto e = c->pauseEvent();
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->node, "hybridsequential0_dense1_fwd_backward");
+    EXPECT_EQ(e->reason, debug::PauseReason::Breakpoint);
+    EXPECT_NE(e->find("hybridsequential0_dense1_fwd_backward_weight_grad"), nullptr);
+    EXPECT_EQ(g->pausedNode(), QStringLiteral("hybridsequential0_dense1_fwd_backward"));
+    EXPECT_EQ(maxAbsDiff(weight->data(), before), 0.0f) << "no update before the step ends";
+    EXPECT_TRUE(p->isTraining());
+
+    // Continue: the step ends, the trainer updates the weights, the training (one step) is over.
+    w->runOrContinue();
+    ASSERT_TRUE(QTest::qWaitFor([&] { return !p->isTraining(); }, kWaitMs));
+    EXPECT_EQ(finished.count(), 1);
+    EXPECT_FALSE(p->wasStopped());
+    EXPECT_GT(maxAbsDiff(weight->data(), before), 0.0f);
+
+    // A forward run shows the model's graph again.
+    QSignalSpy runEnd(c, &SessionController::runFinished);
+    ASSERT_TRUE(w->startRun());
+    ASSERT_TRUE(runEnd.wait(kWaitMs));
+    EXPECT_LT(g->nodeId(QStringLiteral("hybridsequential0_dense1_fwd_backward")), 0);
+    EXPECT_GE(g->nodeId(QStringLiteral("hybridsequential0_dense1_fwd")), 0);
+}
+
+TEST(Train, StopAtBreakpointsCatchesANanGradientAndStopLeavesTheWeights)
+{
+    auto w = makeWindow();
+    ASSERT_TRUE(openAndWait(*w, QStringLiteral("sample:mlp")));
+    TrainPanel* p = w->trainPanel();
+    SessionController* c = w->controller();
+    // A weight gone NaN (as an exploding training leaves it): every gradient of the next step is NaN;
+    // a gradient watchpoint stops in the backward pass, not at the forward ops that carry NaN too.
+    QSignalSpy runEnd(c, &SessionController::runFinished);
+    ASSERT_TRUE(w->startRun()); // mlp's parameters take their shapes at the first run
+    ASSERT_TRUE(runEnd.wait(kWaitMs));
+    c->model()->block->collect_params().at("hybridsequential0_dense0_weight")->data().at(0) = std::nanf("");
+    p->setEpochs(1);
+    p->setStopAtBreakpoints(true);
+    w->breakpointModel()->add(debug::Breakpoint::watch(debug::Condition::parse("grad naninf")));
+    QSignalSpy paused(c, &SessionController::paused);
+    ASSERT_TRUE(p->startTraining()) << p->lastError().toStdString();
+    ASSERT_TRUE(paused.wait(60000));
+    const auto e = c->pauseEvent();
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->reason, debug::PauseReason::Watchpoint);
+    EXPECT_TRUE(e->op.rfind("_backward_", 0) == 0 || e->node.find("_grad_sum") != std::string::npos) << e->node;
+    ASSERT_NE(e->focusTensor(), nullptr);
+    EXPECT_GT(e->focusStats.nan + e->focusStats.inf(), 0u);
+    const std::map<std::string, Tensor> weights = [&] {
+        std::map<std::string, Tensor> m;
+        for (const gluon::ParamPtr& q : c->model()->block->collect_params().values())
+            m[q->name()] = q->data().copy();
+        return m;
+    }();
+    // Stop (the window's Stop): the step is not applied, the training ends as stopped.
+    w->action(MainWindow::Action::Stop)->trigger();
+    ASSERT_TRUE(QTest::qWaitFor([&] { return !p->isTraining(); }, kWaitMs));
+    EXPECT_TRUE(p->wasStopped());
+    for (const gluon::ParamPtr& q : c->model()->block->collect_params().values())
+        EXPECT_EQ(maxAbsDiff(q->data(), weights.at(q->name())), 0.0f) << q->name();
 }
