@@ -184,6 +184,14 @@ void MainWindow::buildDocks()
     QDockWidget* train = dock(tr("Train"), "trainDock", m_train, Qt::BottomDockWidgetArea);
     tabifyDockWidget(record, train);
     record->raise();
+    // The Train dock's plot and controls want more height than the run record's table: the first
+    // time it is shown low, it grows (the user may shrink it again).
+    connect(train, &QDockWidget::visibilityChanged, this, [this, train](bool visible) {
+        if (!visible || m_trainDockGrown || !isVisible()) return;
+        m_trainDockGrown = true;
+        const int want = std::min(330, height() / 3);
+        if (train->height() < want) resizeDocks({ train }, { want }, Qt::Vertical);
+    });
     splitDockWidget(model, bps, Qt::Vertical);
     resizeDocks({ model, inspector }, { 330, 560 }, Qt::Horizontal);
     resizeDocks({ model, bps }, { 600, 220 }, Qt::Vertical);

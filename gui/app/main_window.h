@@ -156,6 +156,7 @@ private:
     bool m_scriptFinished = false;
     int m_exitStatus = kExitOk;
     std::shared_ptr<const Graph> m_shownGraph; // the graph the graph view shows
+    bool m_trainDockGrown = false;
 };
 
 } // namespace opscope::gui

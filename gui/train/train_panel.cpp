@@ -174,6 +174,7 @@ void TrainPanel::setModel(ModelInfoPtr model)
     stopAndWait();
     m_model = std::move(model);
     ++m_generation; // anything still queued from the old model is dropped
+    m_debugStepsDone = 0;
     m_reports.clear();
     m_decision = QImage();
     m_lastError.clear();
@@ -271,20 +272,23 @@ bool TrainPanel::stopsAtBreakpoints() const
 
 bool TrainPanel::startTraining()
 {
-    return start(m_debug->isChecked(), 0, false);
+    return start(m_debug->isChecked(), 0, false, 0);
 }
 
 bool TrainPanel::debugOneStep()
 {
-    return debugSteps(1, true);
+    const int64_t done = m_debugStepsDone;
+    if (!start(true, 1, true, done)) return false;
+    m_stepsThisRun = 1;
+    return true;
 }
 
 bool TrainPanel::debugSteps(int64_t steps, bool pauseAtEntry)
 {
-    return start(true, steps, pauseAtEntry);
+    return start(true, steps, pauseAtEntry, 0);
 }
 
-bool TrainPanel::start(bool debugged, int64_t steps, bool pauseAtEntry)
+bool TrainPanel::start(bool debugged, int64_t steps, bool pauseAtEntry, int64_t skip)
 {
     m_lastError.clear();
     if (m_training)
@@ -308,8 +312,11 @@ bool TrainPanel::start(bool debugged, int64_t steps, bool pauseAtEntry)
     TrainConfig cfg = config();
     if (steps > 0) {
         cfg.maxSteps = steps;
+        cfg.skipSteps = skip;
         cfg.fromInitial = false; // steps from the weights the window shows
     }
+    m_stepsThisRun = 0;
+    if (skip == 0) m_debugStepsDone = 0;
     const quint64 gen = ++m_generation;
     m_stopFlag = std::make_shared<std::atomic<bool>>(false);
     m_training = true;
@@ -451,6 +458,7 @@ void TrainPanel::onEnded(quint64 generation, bool completed, const QString& erro
 {
     if (generation != m_generation) return;
     m_training = false;
+    if (completed && error.isEmpty()) m_debugStepsDone += m_stepsThisRun;
     m_stopped = !completed && error.isEmpty();
     joinWorker(1000);
     updateControls();

@@ -62,9 +62,12 @@ public:
 
     /// Starts training with the panel's settings; false with lastError() set when it cannot start.
     bool startTraining();
-    /// One training step in the debugger, paused before its first op (the next mini-batch of a
-    /// fresh shuffle of the data, from the current weights); false with lastError() set.
+    /// One training step in the debugger, paused before its first op, from the current weights: the
+    /// mini-batch after the one the last such step took (the seed's shuffle; the first after a model
+    /// change or a training); false with lastError() set.
     bool debugOneStep();
+    /// Steps taken by debugOneStep() since the model changed or a training ran.
+    int64_t debugStepsDone() const { return m_debugStepsDone; }
     /// `steps` training steps in the debugger (breakpoints apply), the first paused before its first
     /// op when `pauseAtEntry`.
     bool debugSteps(int64_t steps, bool pauseAtEntry);
@@ -107,7 +110,7 @@ protected:
 
 private:
     void buildUi();
-    bool start(bool debugged, int64_t steps, bool pauseAtEntry);
+    bool start(bool debugged, int64_t steps, bool pauseAtEntry, int64_t skip);
     void onBatchLoss(quint64 generation, double position, double loss);
     void onEpoch(quint64 generation, std::shared_ptr<EpochResult> result);
     void onStatus(quint64 generation, const QString& text);
@@ -141,6 +144,8 @@ private:
     std::shared_ptr<std::atomic<bool>> m_stopFlag;
     quint64 m_generation = 0;
     bool m_training = false;
+    int64_t m_debugStepsDone = 0;
+    int64_t m_stepsThisRun = 0; // steps the running training takes when it counts them (debugOneStep)
     bool m_stopped = false;
     int m_totalEpochs = 0;
     std::vector<samples::EpochReport> m_reports;

@@ -172,7 +172,7 @@ bool runTraining(gluon::HybridBlock& block, const TrainConfig& config, const Tra
     loss->hybridize();
     auto trainer = std::make_shared<gluon::Trainer>(block.collect_params(), config.optimizer,
         std::map<std::string, double> { { "learning_rate", config.learningRate } });
-    int64_t steps = 0;
+    int64_t steps = 0, skipped = 0;
     const int64_t n = setup.train.data.shape()[0];
     const int64_t batches = (n + config.batch - 1) / config.batch;
     const int64_t postEvery = std::max<int64_t>(1, batches / 10);
@@ -188,6 +188,10 @@ bool runTraining(gluon::HybridBlock& block, const TrainConfig& config, const Tra
         int64_t chunkCount = 0, batchIndex = 0;
         for (int64_t b = 0; b < n; b += config.batch, ++batchIndex) {
             if (stopped()) return false;
+            if (skipped < config.skipSteps) {
+                ++skipped;
+                continue;
+            }
             const size_t e = static_cast<size_t>(std::min(n, b + config.batch));
             const Tensor x = samples::gatherRows(setup.train.data, order, static_cast<size_t>(b), e);
             const Tensor y = samples::gatherRows(setup.train.label, order, static_cast<size_t>(b), e);
@@ -211,7 +215,11 @@ bool runTraining(gluon::HybridBlock& block, const TrainConfig& config, const Tra
                 chunkCount = 0;
             }
             if (last) {
-                status(QStringLiteral("%1 training step(s) done").arg(steps));
+                status(QStringLiteral("Training step %1 done (epoch %2, mini-batch %3 of %4)")
+                           .arg(config.skipSteps + steps)
+                           .arg(epoch)
+                           .arg(batchIndex + 1)
+                           .arg(batches));
                 return true;
             }
         }

@@ -25,6 +25,7 @@ struct TrainConfig {
     uint64_t seed = 0;
     bool fromInitial = false; ///< start from the sample's untrained initial weights
     int64_t maxSteps = 0; ///< end after this many mini-batch steps (0: train every epoch)
+    int64_t skipSteps = 0; ///< pass over this many mini-batches first (the steps a previous training took)
 };
 
 /// One parameter's gradient after the last mini-batch of an epoch.

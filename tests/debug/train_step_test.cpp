@@ -11,6 +11,7 @@
 #include "models/datasets.h"
 #include "models/registry.h"
 #include "models/training.h"
+#include "tensor/random.h"
 
 #include <cmath>
 #include <gtest/gtest.h>
@@ -332,4 +333,47 @@ TEST(TrainStep, ForwardRunsStillWorkAndBadSetupsAreNamed)
     f.session.setInputs({ f.x });
     EXPECT_THROW(f.session.startTrainStep(), UsageError);
     EXPECT_FALSE(f.session.isRunning());
+}
+
+TEST(TrainStep, BatchNormAndResidualsTrainAsAutogradDoes)
+{
+    // mini-resnet: BatchNorm in training mode (batch statistics, running statistics updated), a
+    // residual add (gradients summed), global pooling. Random images and labels.
+    Watchdog dog("BatchNormAndResiduals");
+    Recorder listener;
+    Session session(&listener);
+    samples::Sample s = samples::makeSample("mini-resnet", 0);
+    Generator gen(11);
+    Tensor x = Tensor::uniform({ 4, 3, 32, 32 }, -1, 1, &gen);
+    Tensor y(Shape { 4 });
+    for (int64_t i = 0; i < 4; ++i)
+        y.at(i) = static_cast<float>((i * 7) % 10);
+    s.block->call(x); // parameters initialised
+    samples::Sample ref = sameWeights("mini-resnet", *s.block, x);
+    auto loss = std::make_shared<gluon::SoftmaxCrossEntropyLoss>();
+    auto trainer = std::make_shared<gluon::Trainer>(s.block->collect_params(), "sgd",
+        std::map<std::string, double> { { "learning_rate", 0.05 }, { "momentum", 0.9 } });
+    session.load(s.block, s.inputNames);
+    session.setInputs({ x });
+    session.setLabel(y);
+    session.setTraining(loss, trainer);
+    session.start(); // a forward run first (inference mode): nothing changes
+    ASSERT_TRUE(listener.waitEnded(1));
+    session.startTrainStep();
+    ASSERT_TRUE(listener.waitEnded(2));
+    const auto result = session.lastTrainStep();
+    ASSERT_TRUE(result && result->updated) << (result ? result->error : "no result");
+
+    gluon::SoftmaxCrossEntropyLoss refLoss;
+    refLoss.hybridize();
+    gluon::Trainer refTrainer(ref.block->collect_params(), "sgd", { { "learning_rate", 0.05 }, { "momentum", 0.9 } });
+    const double refSum = samples::trainBatch(*ref.block, refLoss, refTrainer, x, y);
+    EXPECT_NEAR(result->lossSum, refSum, 1e-4 * std::fabs(refSum));
+    const auto got = weightsOf(*s.block), want = weightsOf(*ref.block);
+    size_t moved = 0;
+    for (const auto& [name, w] : want) {
+        EXPECT_LE(maxAbsDiff(got.at(name), w), 2e-5f) << name; // weights and running statistics alike
+        moved += name.find("running") != std::string::npos ? 0 : 1;
+    }
+    EXPECT_GT(moved, 10u);
 }

@@ -214,6 +214,9 @@ TEST(Train, DebugOneStepShowsTheTrainingGraphAndStopsInTheBackwardPass)
     ASSERT_TRUE(paused.wait(kWaitMs));
     EXPECT_EQ(c->pauseEvent()->reason, debug::PauseReason::Entry);
     const Tensor before = weight->data().copy(); // initialised by now (mlp's shapes are inferred)
+    const debug::PausedTensor* firstBatch = c->pauseEvent()->find("hybridsequential0_dense0_fwd_data");
+    ASSERT_NE(firstBatch, nullptr);
+    const Tensor batch1 = firstBatch->values;
     GraphModel* g = w->graphPanel()->model();
     ASSERT_TRUE(g->graph());
     EXPECT_GE(g->nodeId(QStringLiteral("hybridsequential0_dense1_fwd_backward")), 0);
@@ -243,6 +246,18 @@ TEST(Train, DebugOneStepShowsTheTrainingGraphAndStopsInTheBackwardPass)
     EXPECT_EQ(finished.count(), 1);
     EXPECT_FALSE(p->wasStopped());
     EXPECT_GT(maxAbsDiff(weight->data(), before), 0.0f);
+    EXPECT_EQ(p->debugStepsDone(), 1);
+
+    // The next "Debug one step" takes the next mini-batch; stopping it counts no step.
+    ASSERT_TRUE(p->debugOneStep()) << p->lastError().toStdString();
+    ASSERT_TRUE(paused.wait(kWaitMs));
+    const debug::PausedTensor* secondBatch = c->pauseEvent()->find("hybridsequential0_dense0_fwd_data");
+    ASSERT_NE(secondBatch, nullptr);
+    EXPECT_EQ(secondBatch->values.shape(), batch1.shape());
+    EXPECT_GT(maxAbsDiff(secondBatch->values, batch1), 0.0f);
+    w->action(MainWindow::Action::Stop)->trigger();
+    ASSERT_TRUE(QTest::qWaitFor([&] { return !p->isTraining(); }, kWaitMs));
+    EXPECT_EQ(p->debugStepsDone(), 1);
 
     // A forward run shows the model's graph again.
     QSignalSpy runEnd(c, &SessionController::runFinished);
