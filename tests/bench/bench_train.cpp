@@ -4,6 +4,7 @@
 // PyTorch and tests/bench/report.py puts both in docs/BENCHMARKS.md. Threads: OMP_NUM_THREADS as
 // the environment gives it.
 
+#include "debug/session.h"
 #include "gluon/autograd.h"
 #include "gluon/loss.h"
 #include "gluon/trainer.h"
@@ -76,6 +77,14 @@ double threadCpuMs()
 {
     timespec ts {};
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
+}
+
+// CPU time of the whole process, in ms (every thread's).
+double processCpuMs()
+{
+    timespec ts {};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
 }
 
@@ -166,6 +175,47 @@ void BM_TrainOps(benchmark::State& state, const std::string& name)
         state.counters[layer] = ms / static_cast<double>(state.iterations());
 }
 
+// The same step as a debug-session run (Session::startTrainStep: forward, loss and backward as one
+// graph on the session's worker, then the update), waited for by the calling thread. `what`: "plain"
+// (no breakpoint: the session still watches every node), "watch" (a "grad naninf" watchpoint: the
+// statistics of every gradient), "record" (RecordLevel::Tensors, the window's default: statistics,
+// histogram and a copy of every output). Counters: median_ms, wall time per step; median_cpu_ms, the
+// process's CPU time per step (the worker's work: the waiting thread sleeps; compare with
+// BM_TrainStep's median_cpu_ms with one OpenMP thread).
+void BM_TrainStepSession(benchmark::State& state, const std::string& name, const std::string& what)
+{
+    Step step(name, true);
+    step.sample.block->call(step.x); // parameters of deferred shape initialised
+    auto loss = std::make_shared<SoftmaxCrossEntropyLoss>();
+    auto trainer = std::make_shared<Trainer>(
+        step.sample.block->collect_params(), "sgd", std::map<std::string, double> { { "learning_rate", 0.01 } });
+    debug::Session session;
+    session.load(step.sample.block, step.sample.inputNames);
+    session.setTraining(loss, trainer);
+    session.setInputs({ step.x });
+    session.setLabel(step.y);
+    if (what == "watch") session.addBreakpoint(debug::Breakpoint::watch(debug::Condition::parse("grad naninf")));
+    if (what == "record") session.setOptions({ debug::RecordLevel::Tensors });
+    auto one = [&] {
+        session.startTrainStep();
+        session.waitUntilIdle(std::chrono::minutes(1));
+    };
+    for (int i = 0; i < 5; ++i)
+        one();
+    std::vector<double> times, cpuTimes;
+    for (auto _ : state) {
+        const auto t0 = Clock::now();
+        const double c0 = processCpuMs();
+        one();
+        cpuTimes.push_back(processCpuMs() - c0);
+        times.push_back(msSince(t0));
+    }
+    state.counters["median_cpu_ms"] = median(std::move(cpuTimes));
+    if (!session.lastTrainStep() || !session.lastTrainStep()->updated) state.SkipWithError("the step did not update");
+    state.SetItemsProcessed(state.iterations() * kBatch);
+    state.counters["median_ms"] = median(std::move(times));
+}
+
 BENCHMARK_CAPTURE(BM_TrainStep, lenet, std::string("lenet"), true)->MinTime(1.0)->UseRealTime();
 BENCHMARK_CAPTURE(BM_TrainStep, mlp, std::string("mlp"), true)->MinTime(1.0)->UseRealTime();
 BENCHMARK_CAPTURE(BM_TrainStep, lenet_eager, std::string("lenet"), false)->MinTime(1.0)->UseRealTime();
@@ -173,6 +223,11 @@ BENCHMARK_CAPTURE(BM_TrainStep, mlp_eager, std::string("mlp"), false)->MinTime(1
 BENCHMARK_CAPTURE(BM_TrainPhases, lenet, std::string("lenet"), true)->MinTime(1.0)->UseRealTime();
 BENCHMARK_CAPTURE(BM_TrainPhases, mlp, std::string("mlp"), true)->MinTime(1.0)->UseRealTime();
 BENCHMARK_CAPTURE(BM_TrainOps, lenet, std::string("lenet"))->MinTime(1.0)->UseRealTime();
+BENCHMARK_CAPTURE(BM_TrainStepSession, lenet_plain, std::string("lenet"), std::string("plain"))->MinTime(1.0)->UseRealTime();
+BENCHMARK_CAPTURE(BM_TrainStepSession, lenet_watch, std::string("lenet"), std::string("watch"))->MinTime(1.0)->UseRealTime();
+BENCHMARK_CAPTURE(BM_TrainStepSession, lenet_record, std::string("lenet"), std::string("record"))->MinTime(1.0)->UseRealTime();
+BENCHMARK_CAPTURE(BM_TrainStepSession, mlp_plain, std::string("mlp"), std::string("plain"))->MinTime(1.0)->UseRealTime();
+BENCHMARK_CAPTURE(BM_TrainStepSession, mlp_watch, std::string("mlp"), std::string("watch"))->MinTime(1.0)->UseRealTime();
 
 } // namespace
 

@@ -229,6 +229,21 @@ def train_section():
              for net in ("lenet", "mlp")]
     sec += ["Eager (not hybridized) against hybridized opscope, one thread: %s the time per step." % ", ".join(eager),
             ""]
+    base = {net: tr1["BM_TrainStep/%s/min_time:1.000/real_time" % net]["median_cpu_ms"] for net in ("lenet", "mlp")}
+    dbg = []
+    for net, what, label in (("lenet", "plain", "no breakpoint"), ("lenet", "watch", "a `grad naninf` watchpoint"),
+                             ("lenet", "record", "recording every output tensor (the window's default)"),
+                             ("mlp", "plain", "no breakpoint"), ("mlp", "watch", "a `grad naninf` watchpoint")):
+        row = tr1.get("BM_TrainStepSession/%s_%s/min_time:1.000/real_time" % (net, what))
+        if row:
+            dbg.append("%s with %s %.3f ms (%.2f×)" % (net, label, row["median_cpu_ms"],
+                                                       row["median_cpu_ms"] / base[net]))
+    if dbg:
+        sec += ["The same step as a debug-session run (`Session::startTrainStep`: forward, loss and backward as one "
+                "graph on the session's worker, then the update; BM_TrainStepSession; one thread, medians of the "
+                "process's CPU time per step, against the autograd step's above): %s. The mlp step is so short "
+                "(%.0f µs) that handing it to the worker thread and back weighs as much as the step itself."
+                % ("; ".join(dbg), 1000 * base["mlp"]), ""]
     ph = tr1["BM_TrainPhases/lenet/min_time:1.000/real_time"]
     total = ph["forward_ms"] + ph["backward_ms"] + ph["update_ms"]
     sec += ["Where the opscope `lenet` step goes (one thread; medians, ms): forward + loss %.2f (%.0f %%), backward "
