@@ -20,13 +20,11 @@ namespace opscope::debug {
 /// whether to pause (breakpoints, watchpoints, stepping), records the op, and on a hit publishes
 /// a PauseEvent and waits at the gate.
 ///
-/// Cost: wants() is asked once per executor plan, so the choice is made per run, in beginRun():
-/// when the run starts with no enabled breakpoint, no recording and no pause at entry, it wants
-/// no node (the executor pays one branch per op, and commands and breakpoints added during that
-/// run take effect from the next run; stop() then simply lets the short forward pass finish).
-/// Otherwise it wants both phases of every node for the whole run, and onOp decides cheaply:
-/// one atomic load for stop, one for pending commands, one for the breakpoint version, and a
-/// per-node list of breakpoints.
+/// Cost: wants() is asked once per executor plan, and the observer wants both phases of every node
+/// of a debugged run, so pause() and breakpoints added while it runs act at the next op. onOp
+/// decides cheaply: one atomic load for stop, one for pending commands, one for the breakpoint
+/// version, and a per-node list of breakpoints (compiled against the run's graph: the model's or a
+/// training step's). Statistics are computed only for tensors a condition tests.
 class DebugObserver : public ExecutionObserver {
 public:
     DebugObserver(Gate& gate, BreakpointTable& breakpoints, std::mutex& recordMutex, RunRecord& record);

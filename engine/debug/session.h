@@ -44,11 +44,15 @@ namespace opscope::debug {
 /// resume the run and are independent of each other, so a newer request simply replaces what the
 /// caller shows.
 ///
-/// Cost: see DebugObserver. A run that starts with no enabled breakpoint, no recording and no
-/// pause at entry is not observed at all; commands and breakpoints then apply from the next run.
+/// Cost: see DebugObserver (every node of a run is watched, so commands and breakpoints given during
+/// a run act at its next op; an op with no breakpoint costs a few atomic loads).
 ///
-/// The model is used only by the worker while a run is active: do not call the block elsewhere
-/// meanwhile. stop() and the destructor end a paused or running run at its next op event.
+/// A training step (startTrainStep) is a run like a forward pass, over the graph TrainingGraph
+/// builds: the model, the loss and the backward pass, then the trainer's update on the worker.
+///
+/// The model (and, during a training step, the loss and the trainer) is used only by the worker
+/// while a run is active: do not call them elsewhere meanwhile. stop() and the destructor end a
+/// paused or running run at its next op event.
 class Session {
 public:
     explicit Session(SessionListener* listener = nullptr);

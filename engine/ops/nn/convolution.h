@@ -57,7 +57,13 @@ std::unique_ptr<Kernel> makeConvolutionReference(
 /// NC(H)W / (G)OI(H)W.
 std::unique_ptr<Kernel> makeConvolutionDnnl(
     const ConvolutionParams& p, std::span<const Shape> in, std::span<const Shape> out);
-/// The gradients of data, weight and bias (im2col, GEMMs and its adjoint col2im).
+/// The gradients of data, weight and bias: oneDNN's backward primitives where they exist and pay
+/// for the geometry, else the reference.
 void backwardConvolution(const BackwardArgs& a);
+/// The reference: im2col, GEMMs and its adjoint col2im.
+void backwardConvolutionReference(const BackwardArgs& a);
+/// oneDNN's backward-data and backward-weights; false (nothing written that the reference does not
+/// overwrite) when oneDNN has no implementation or the convolution is too small to pay.
+bool backwardConvolutionDnnl(const BackwardArgs& a);
 
 } // namespace opscope

@@ -132,7 +132,7 @@ std::unique_ptr<Kernel> makeConvolutionReference(
 
 // Per image and group, with columns = im2col(x) and y = W · columns + b:
 //   dW += dy · columnsᵀ,  dx += col2im(Wᵀ · dy),  db += Σ_positions dy.
-void backwardConvolution(const BackwardArgs& a)
+void backwardConvolutionReference(const BackwardArgs& a)
 {
     const auto& p = paramsAs<ConvolutionParams>(a.params);
     Tensor* dx = a.inGrad[0];

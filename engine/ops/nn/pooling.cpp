@@ -253,6 +253,31 @@ void backwardPooling(const BackwardArgs& a)
     const float* dy = a.outGrad[0]->data();
     float* dsrc = dx->data();
     auto at = [&](int64_t d, int64_t h, int64_t w) { return (d * ah.in + h) * aw.in + w; };
+    if (p.poolType == PoolType::Max && ad.in == 1 && windows[0].size() == 1 && windows[0][0].begin == 0
+        && windows[0][0].end == 1) {
+        // 1-D and 2-D max pooling (the common case): the same first-maximum rule, in plain loops.
+        for (int64_t c = 0; c < geom.planes; ++c, src += inPlane, dsrc += inPlane, dy += outPlane) {
+            const float* g = dy;
+            for (const WindowRange& wh : windows[1]) {
+                for (const WindowRange& ww : windows[2]) {
+                    const float grad = *g++;
+                    if (wh.begin == wh.end || ww.begin == ww.end) continue;
+                    int64_t best = wh.begin * aw.in + ww.begin;
+                    float top = src[best];
+                    for (int64_t h = wh.begin; h < wh.end; ++h) {
+                        const float* row = src + h * aw.in;
+                        for (int64_t w = ww.begin; w < ww.end; ++w)
+                            if (row[w] > top) {
+                                top = row[w];
+                                best = h * aw.in + w;
+                            }
+                    }
+                    dsrc[best] += grad;
+                }
+            }
+        }
+        return;
+    }
     for (int64_t c = 0; c < geom.planes; ++c, src += inPlane, dsrc += inPlane, dy += outPlane) {
         const float* g = dy;
         for (const WindowRange& wd : windows[0]) {
