@@ -1,33 +1,17 @@
 #include "cli/break_command.h"
 
 #include "cli/pause_output.h"
-
-#include "load/input_spec.h"
-#include "load/model_loader.h"
 #include "core/error.h"
 #include "debug/session.h"
 #include "io/npy.h"
 
-#include <condition_variable>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <map>
-#include <mutex>
-#include <optional>
 
 namespace opscope::cli {
 
 namespace fs = std::filesystem;
 using namespace opscope::load;
-
-namespace {
-int fail(int status, const std::string& msg)
-{
-    std::cerr << "opscope-cli: " << msg << "\n";
-    return status;
-}
-} // namespace
 
 int runWithBreakpoints(const RunOptions& o)
 {
@@ -43,25 +27,8 @@ int runWithBreakpoints(const RunOptions& o)
     if (!o.hooks.empty()) return fail(kUsage, "--hooks cannot be combined with --break or --break-on");
 
     LoadedModel m;
-    try {
-        m = loadModel(o.model, o.params, o.seed);
-    } catch (const Error& e) {
-        return fail(kBadFile, e.what());
-    }
     std::vector<Tensor> inputs;
-    try {
-        inputs = gatherInputs(m, o.inputs, o.seed);
-    } catch (const LoadError& e) {
-        return fail(kBadFile, e.what());
-    } catch (const Error& e) {
-        return fail(kUsage, e.what());
-    }
-    for (const std::string& dir : { o.dump, o.outputs }) {
-        if (dir.empty()) continue;
-        std::error_code ec;
-        fs::create_directories(dir, ec);
-        if (ec) return fail(kUsage, dir + ": cannot create directory: " + ec.message());
-    }
+    if (const int status = prepareRun(o, m, inputs); status != kOk) return status;
 
     try {
         // Unknown nodes are usage errors, not breakpoints that silently never hit.

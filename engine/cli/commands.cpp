@@ -68,12 +68,35 @@ namespace {
             return m.block->graph();
         return m.block->trace(shapes);
     }
+}
 
-    int fail(int status, const std::string& msg)
-    {
-        std::cerr << "opscope-cli: " << msg << "\n";
-        return status;
+int fail(int status, const std::string& message)
+{
+    std::cerr << "opscope-cli: " << message << "\n";
+    return status;
+}
+
+int prepareRun(const RunOptions& o, LoadedModel& m, std::vector<Tensor>& inputs)
+{
+    try {
+        m = loadModel(o.model, o.params, o.seed);
+    } catch (const Error& e) {
+        return fail(kBadFile, e.what());
     }
+    try {
+        inputs = gatherInputs(m, o.inputs, o.seed);
+    } catch (const LoadError& e) {
+        return fail(kBadFile, e.what());
+    } catch (const Error& e) {
+        return fail(kUsage, e.what());
+    }
+    for (const std::string& dir : { o.dump, o.outputs }) {
+        if (dir.empty()) continue;
+        std::error_code ec;
+        fs::create_directories(dir, ec);
+        if (ec) return fail(kUsage, dir + ": cannot create directory: " + ec.message());
+    }
+    return kOk;
 }
 
 
@@ -184,20 +207,8 @@ int infoCommand(const std::string& model, const std::string& params, const std::
 int runCommand(const RunOptions& o)
 {
     LoadedModel m;
-    try {
-        m = loadModel(o.model, o.params, o.seed);
-    } catch (const Error& e) {
-        return fail(kBadFile, e.what());
-    }
     std::vector<Tensor> inputs;
-    try {
-        inputs = gatherInputs(m, o.inputs, o.seed);
-    } catch (const LoadError& e) {
-        return fail(kBadFile, e.what());
-    } catch (const Error& e) {
-        return fail(kUsage, e.what());
-    }
-
+    if (const int status = prepareRun(o, m, inputs); status != kOk) return status;
     std::ofstream hookFile;
     std::ostream* hookOut = nullptr;
     if (o.hooks == "-") {
@@ -207,14 +218,6 @@ int runCommand(const RunOptions& o)
         if (!hookFile)
             return fail(kUsage, o.hooks + ": cannot open for writing");
         hookOut = &hookFile;
-    }
-    for (const std::string& dir : { o.dump, o.outputs }) {
-        if (dir.empty())
-            continue;
-        std::error_code ec;
-        fs::create_directories(dir, ec);
-        if (ec)
-            return fail(kUsage, dir + ": cannot create directory: " + ec.message());
     }
     std::ostream& report = hookOut == &std::cout ? std::cerr : std::cout;
 

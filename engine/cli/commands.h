@@ -1,5 +1,8 @@
 #pragma once
 
+#include "load/model_loader.h"
+#include "tensor/tensor.h"
+
 #include <string>
 #include <vector>
 
@@ -22,6 +25,14 @@ struct RunOptions {
     std::vector<std::string> breaks; ///< --break NODE[:before|:after]
     std::vector<std::string> breakOn; ///< --break-on CONDITION (a watchpoint on every op's outputs)
 };
+
+/// Prints "opscope-cli: MESSAGE" on stderr and returns `status`.
+int fail(int status, const std::string& message);
+
+/// What `run` (with or without breakpoints) starts from: the model and its inputs as the options
+/// give them, and the output directories made. Returns kOk, or the exit status with the message
+/// printed (a bad file is kBadFile, a bad input specification or directory kUsage).
+int prepareRun(const RunOptions& options, load::LoadedModel& model, std::vector<Tensor>& inputs);
 
 int listCommand();
 int infoCommand(const std::string& model, const std::string& params, const std::vector<std::string>& inputs);

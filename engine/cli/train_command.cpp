@@ -105,8 +105,7 @@ private:
 int trainCommand(const TrainOptions& o)
 {
     if (o.model.rfind("sample:", 0) != 0) {
-        std::cerr << "opscope-cli: train: " << o.model << ": only built-in samples train (sample:mlp, sample:lenet)\n";
-        return kUsage;
+        return fail(kUsage, "train: " + o.model + ": only built-in samples train (sample:mlp, sample:lenet)");
     }
     const std::string name = o.model.substr(7);
     samples::Sample sample;
@@ -115,8 +114,7 @@ int trainCommand(const TrainOptions& o)
         sample = samples::makeSample(name, o.seed, false); // from its initial parameters, reproducibly
         setup = samples::trainingSetup(name, o.seed);
     } catch (const Error& e) {
-        std::cerr << "opscope-cli: train: " << e.what() << "\n";
-        return kUsage;
+        return fail(kUsage, std::string("train: ") + e.what());
     }
     std::vector<debug::Breakpoint> breaks;
     try {
@@ -125,15 +123,13 @@ int trainCommand(const TrainOptions& o)
         for (const std::string& c : o.breakOn)
             breaks.push_back(debug::Breakpoint::watch(debug::Condition::parse(c)));
     } catch (const Error& e) {
-        std::cerr << "opscope-cli: train: " << e.what() << "\n";
-        return kUsage;
+        return fail(kUsage, std::string("train: ") + e.what());
     }
     if (!o.dump.empty()) {
         std::error_code ec;
         std::filesystem::create_directories(o.dump, ec);
         if (ec) {
-            std::cerr << "opscope-cli: train: " << o.dump << ": cannot create directory: " << ec.message() << "\n";
-            return kUsage;
+            return fail(kUsage, "train: " + o.dump + ": cannot create directory: " + ec.message());
         }
     }
     if (o.epochs > 0) setup.epochs = o.epochs;
@@ -165,20 +161,17 @@ int trainCommand(const TrainOptions& o)
             },
             step);
     } catch (const Error& e) {
-        std::cerr << "opscope-cli: train: " << e.what() << "\n";
-        return kRunFailed;
+        return fail(kRunFailed, std::string("train: ") + e.what());
     }
     if (ended) {
-        if (debugged->m_status != kOk) std::cerr << "opscope-cli: train: " << debugged->m_error << "\n";
-        return debugged->m_status;
+        return debugged->m_status == kOk ? kOk : fail(debugged->m_status, "train: " + debugged->m_error);
     }
     if (debugged) std::cout << "no breakpoint or watchpoint hit\n";
     if (!o.save.empty()) {
         try {
             gluon::export_(*sample.block, o.save, 0);
         } catch (const Error& e) {
-            std::cerr << "opscope-cli: train: " << e.what() << "\n";
-            return kBadFile;
+            return fail(kBadFile, std::string("train: ") + e.what());
         }
         std::cout << "saved " << o.save << "-symbol.json and " << o.save << "-0000.params\n";
     }

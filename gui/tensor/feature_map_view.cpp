@@ -3,6 +3,7 @@
 #include "gui/tensor/color_bar.h"
 #include "gui/tensor/feature_map_canvas.h"
 #include "gui/tensor/value_format.h"
+#include "gui/widgets/message_stack.h"
 
 #include <algorithm>
 #include <cmath>
@@ -54,14 +55,8 @@ FeatureMapView::FeatureMapView(QWidget* parent)
 {
     auto* outer = new QVBoxLayout(this);
     outer->setContentsMargins(0, 0, 0, 0);
-    m_stack = new QStackedWidget(this);
+    m_stack = messageStack(this, tr("No tensor"), &m_message);
     outer->addWidget(m_stack);
-
-    m_message = new QLabel(tr("No tensor"), m_stack);
-    m_message->setAlignment(Qt::AlignCenter);
-    m_message->setWordWrap(true);
-    m_message->setForegroundRole(QPalette::PlaceholderText);
-    m_stack->addWidget(m_message);
 
     auto* page = new QWidget(m_stack);
     auto* layout = new QVBoxLayout(page);

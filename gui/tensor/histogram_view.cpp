@@ -1,6 +1,7 @@
 #include "gui/tensor/histogram_view.h"
 
 #include "gui/tensor/value_format.h"
+#include "gui/widgets/message_stack.h"
 
 #include <algorithm>
 #include <cmath>
@@ -99,12 +100,7 @@ HistogramView::HistogramView(QWidget* parent)
     range->addWidget(m_autoButton);
     outer->addLayout(range);
 
-    m_stack = new QStackedWidget(this);
-    m_message = new QLabel(tr("No histogram"), m_stack);
-    m_message->setAlignment(Qt::AlignCenter);
-    m_message->setWordWrap(true);
-    m_message->setForegroundRole(QPalette::PlaceholderText);
-    m_stack->addWidget(m_message);
+    m_stack = messageStack(this, tr("No histogram"), &m_message);
 
     auto* page = new QWidget(m_stack);
     auto* body = new QHBoxLayout(page);

@@ -7,6 +7,7 @@
 #include "gui/tensor/tensor_table_model.h"
 #include "gui/tensor/value_format.h"
 #include "gui/tensor/value_table.h"
+#include "gui/widgets/message_stack.h"
 #include "io/npy.h"
 
 #include <algorithm>
@@ -52,14 +53,8 @@ TensorInspector::TensorInspector(QWidget* parent)
 {
     auto* outer = new QVBoxLayout(this);
     outer->setContentsMargins(6, 6, 6, 6);
-    m_stack = new QStackedWidget(this);
+    m_stack = messageStack(this, tr("Not paused"), &m_message);
     outer->addWidget(m_stack);
-
-    m_message = new QLabel(tr("Not paused"), m_stack);
-    m_message->setAlignment(Qt::AlignCenter);
-    m_message->setWordWrap(true);
-    m_message->setForegroundRole(QPalette::PlaceholderText);
-    m_stack->addWidget(m_message);
 
     auto* page = new QWidget(m_stack);
     auto* layout = new QVBoxLayout(page);

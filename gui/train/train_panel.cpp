@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "gui/train/train_charts.h"
+#include "gui/widgets/message_stack.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -51,14 +52,8 @@ void TrainPanel::buildUi()
 {
     auto* outer = new QVBoxLayout(this);
     outer->setContentsMargins(0, 0, 0, 0);
-    m_stack = new QStackedWidget(this);
+    m_stack = messageStack(this, {}, &m_message);
     outer->addWidget(m_stack);
-
-    m_message = new QLabel(this);
-    m_message->setAlignment(Qt::AlignCenter);
-    m_message->setWordWrap(true);
-    m_message->setStyleSheet(QStringLiteral("color: #888;"));
-    m_stack->addWidget(m_message);
 
     auto* page = new QSplitter(Qt::Horizontal, this);
     page->setChildrenCollapsible(false);

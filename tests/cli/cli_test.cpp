@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <sys/wait.h>
+#include <unistd.h>
 
 using namespace opscope;
 namespace fs = std::filesystem;
@@ -22,9 +23,15 @@ struct Result {
     std::string out;
 };
 
+// Per process: ctest runs the tests of this file in parallel processes.
+std::string stderrPath()
+{
+    return (fs::temp_directory_path() / ("opscope_cli_stderr_" + std::to_string(getpid()))).string();
+}
+
 Result run(const std::string& args)
 {
-    const std::string cmd = test::binary("opscope-cli") + " " + args + " 2>/tmp/opscope_cli_stderr";
+    const std::string cmd = test::binary("opscope-cli") + " " + args + " 2>" + stderrPath();
     FILE* p = popen(cmd.c_str(), "r");
     std::string out;
     char buf[4096];
@@ -37,7 +44,7 @@ Result run(const std::string& args)
 
 std::string lastStderr()
 {
-    std::ifstream in("/tmp/opscope_cli_stderr");
+    std::ifstream in(stderrPath());
     std::stringstream ss;
     ss << in.rdbuf();
     return ss.str();
@@ -45,7 +52,7 @@ std::string lastStderr()
 
 fs::path tempDir(const std::string& name)
 {
-    fs::path d = fs::temp_directory_path() / ("opscope_cli_" + name);
+    fs::path d = fs::temp_directory_path() / ("opscope_cli_" + name + "_" + std::to_string(getpid()));
     fs::remove_all(d);
     fs::create_directories(d);
     return d;
