@@ -377,3 +377,31 @@ TEST(TrainStep, BatchNormAndResidualsTrainAsAutogradDoes)
     }
     EXPECT_GT(moved, 10u);
 }
+
+TEST(TrainStep, StaticAllocAndStaticShapeModelsTrainAlike)
+{
+    Watchdog dog("StaticAllocAndStaticShape");
+    for (const bool staticShape : { false, true }) {
+        SCOPED_TRACE(staticShape ? "static_shape" : "static_alloc");
+        TrainFixture f("mlp", 16);
+        f.sample.block->hybridize(true, true, staticShape);
+        samples::Sample ref = sameWeights("mlp", *f.sample.block, f.x);
+        gluon::SoftmaxCrossEntropyLoss refLoss;
+        refLoss.hybridize();
+        gluon::Trainer refTrainer(
+            ref.block->collect_params(), "sgd", { { "learning_rate", 0.1 }, { "momentum", 0.9 } });
+        for (size_t step = 0; step < 3; ++step) {
+            f.stepToEnd(step);
+            const auto result = f.session.lastTrainStep();
+            ASSERT_TRUE(result && result->updated) << (result ? result->error : "");
+            const double refSum = samples::trainBatch(*ref.block, refLoss, refTrainer, f.x, f.y);
+            EXPECT_NEAR(result->lossSum, refSum, 1e-4 * std::fabs(refSum));
+        }
+        const auto got = weightsOf(*f.sample.block), want = weightsOf(*ref.block);
+        for (const auto& [name, w] : want)
+            EXPECT_LE(maxAbsDiff(got.at(name), w), 1e-5f) << name;
+        // The outputs of each step are the step's own (copied out of the kept buffers).
+        std::lock_guard lock(f.listener.m_mutex);
+        EXPECT_EQ(f.listener.m_outputs.size(), 1 + f.session.lastTrainStep()->parameters.size());
+    }
+}

@@ -2,6 +2,8 @@
 
 #include "core/error.h"
 
+#include <Eigen/Core>
+
 namespace opscope::dnnlutil {
 
 dnnl::engine& cpuEngine()
@@ -36,6 +38,43 @@ dnnl::memory::desc plainDesc(const Shape& shape)
 dnnl::memory wrap(const dnnl::memory::desc& desc, const Tensor& t)
 {
     return dnnl::memory(desc, cpuEngine(), t.data());
+}
+
+SrcDstKernel::SrcDstKernel(
+    dnnl::primitive primitive, const dnnl::memory::desc& src, const dnnl::memory::desc& dst, float scale, bool keepNaN)
+    : m_primitive(std::move(primitive))
+    , m_src(src, cpuEngine(), DNNL_MEMORY_NONE)
+    , m_dst(dst, cpuEngine(), DNNL_MEMORY_NONE)
+    , m_args { { DNNL_ARG_SRC, m_src }, { DNNL_ARG_DST, m_dst } }
+    , m_scale(scale)
+    , m_keepNaN(keepNaN)
+{
+}
+
+void SrcDstKernel::run(std::span<const Tensor* const> in, std::span<Tensor* const> out, RunContext&)
+{
+    // Computed in place, the NaNs of the input would be gone before they could be restored.
+    const Tensor x = m_keepNaN && in[0]->data() == out[0]->data() ? in[0]->copy() : *in[0];
+    m_src.set_data_handle(x.data());
+    m_dst.set_data_handle(out[0]->data());
+    dnnl::stream& s = threadStream();
+    m_primitive.execute(s, m_args);
+    s.wait();
+    Eigen::Map<Eigen::ArrayXf> y(out[0]->data(), out[0]->size());
+    if (m_scale != 1.0f) y *= m_scale;
+    if (m_keepNaN) {
+        const Eigen::Map<const Eigen::ArrayXf> a(x.data(), x.size());
+        y = a.isNaN().select(a, y);
+    }
+}
+
+std::unique_ptr<Kernel> makeEltwise(
+    const Shape& shape, dnnl::algorithm alg, float alpha, float beta, float scale, bool keepNaN)
+{
+    const dnnl::memory::desc desc = plainDesc(Shape({ shape.size() }));
+    const dnnl::eltwise_forward::desc op(dnnl::prop_kind::forward_inference, alg, desc, alpha, beta);
+    return std::make_unique<SrcDstKernel>(
+        dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc(op, cpuEngine())), desc, desc, scale, keepNaN);
 }
 
 } // namespace opscope::dnnlutil

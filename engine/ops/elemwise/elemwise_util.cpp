@@ -48,32 +48,6 @@ Shape padLeft(const Shape& s, int ndim)
     return r;
 }
 
-DnnlEltwiseKernel::DnnlEltwiseKernel(dnnl::algorithm alg, float alpha, float beta, const Shape& shape, bool keepNaN)
-    : m_desc(dnnlutil::plainDesc(shape))
-    , m_keepNaN(keepNaN)
-{
-    dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_inference, alg, m_desc, alpha, beta);
-    dnnl::eltwise_forward::primitive_desc pd(desc, dnnlutil::cpuEngine());
-    m_prim = dnnl::eltwise_forward(pd);
-}
-
-void DnnlEltwiseKernel::run(std::span<const Tensor* const> in, std::span<Tensor* const> out, RunContext&)
-{
-    // Computed in place, the NaNs of the input would be gone before they could be restored.
-    const Tensor x = m_keepNaN && in[0]->data() == out[0]->data() ? in[0]->copy() : *in[0];
-    dnnl::memory src = dnnlutil::wrap(m_desc, x);
-    dnnl::memory dst = dnnlutil::wrap(m_desc, *out[0]);
-    dnnl::stream& stream = dnnlutil::threadStream();
-    m_prim.execute(stream, { { DNNL_ARG_SRC, src }, { DNNL_ARG_DST, dst } });
-    stream.wait();
-    if (m_keepNaN) {
-        const int64_t n = x.size();
-        Eigen::Map<const Eigen::ArrayXf> a(x.data(), n);
-        Eigen::Map<Eigen::ArrayXf> y(out[0]->data(), n);
-        y = a.isNaN().select(a, y);
-    }
-}
-
 namespace {
 dnnl::binary makeBinary(dnnl::algorithm alg, const dnnl::memory::desc& src0, const dnnl::memory::desc& src1,
     const dnnl::memory::desc& dst, bool negateResult)

@@ -30,21 +30,6 @@ void mergeShape(Shape& merged, const Shape& other, const std::string& what);
 /// any of them are completed from the others. `names` label the inputs in errors.
 void inferSameShape(std::vector<Shape>& in, std::vector<Shape>& out, std::span<const char* const> names);
 
-/// oneDNN eltwise forward (inference) over a plain tensor: dst = f(src; alpha, beta).
-/// With `keepNaN`, NaN inputs are copied to the output afterwards: oneDNN 2.6 maps NaN to +inf in
-/// eltwise_exp and to a bound in eltwise_clip, and the debugger must see NaN propagate.
-class DnnlEltwiseKernel final : public Kernel {
-public:
-    DnnlEltwiseKernel(dnnl::algorithm alg, float alpha, float beta, const Shape& shape, bool keepNaN = false);
-    void run(std::span<const Tensor* const> in, std::span<Tensor* const> out, RunContext& ctx) override;
-    const char* backend() const override { return "dnnl"; }
-
-private:
-    dnnl::memory::desc m_desc;
-    dnnl::eltwise_forward m_prim;
-    bool m_keepNaN = false;
-};
-
 /// oneDNN binary primitive dst = op(src0, src1) where src1 may have size-1 dimensions that are
 /// broadcast (oneDNN 2.6 broadcasts src1 only). Shapes are left-padded with 1s to the output rank.
 /// `src0` and `src1` are the shapes as oneDNN sees them: with `swapInputs`, input 1 is fed as src0

@@ -108,24 +108,23 @@ KernelFactory dnnlKernel(ScalarOp op)
 {
     return [op](const OpParams& p, std::span<const Shape> in, std::span<const Shape>) -> std::unique_ptr<Kernel> {
         using dnnl::algorithm;
-        using elemwise::DnnlEltwiseKernel;
         const float s = static_cast<float>(paramsAs<ScalarParams>(p).scalar);
         const Shape& shape = in[0];
         switch (op) {
         case ScalarOp::Plus:
-            return std::make_unique<DnnlEltwiseKernel>(algorithm::eltwise_linear, 1.0f, s, shape);
+            return dnnlutil::makeEltwise(shape, algorithm::eltwise_linear, 1.0f, s);
         case ScalarOp::Minus:
-            return std::make_unique<DnnlEltwiseKernel>(algorithm::eltwise_linear, 1.0f, -s, shape);
+            return dnnlutil::makeEltwise(shape, algorithm::eltwise_linear, 1.0f, -s);
         case ScalarOp::RMinus:
-            return std::make_unique<DnnlEltwiseKernel>(algorithm::eltwise_linear, -1.0f, s, shape);
+            return dnnlutil::makeEltwise(shape, algorithm::eltwise_linear, -1.0f, s);
         case ScalarOp::Mul:
-            return std::make_unique<DnnlEltwiseKernel>(algorithm::eltwise_linear, s, 0.0f, shape);
+            return dnnlutil::makeEltwise(shape, algorithm::eltwise_linear, s, 0.0f);
         case ScalarOp::Div:
             return std::make_unique<elemwise::DnnlBinaryKernel>(algorithm::binary_div, shape, s);
         case ScalarOp::RDiv:
-            return std::make_unique<DnnlEltwiseKernel>(algorithm::eltwise_pow, s, -1.0f, shape);
+            return dnnlutil::makeEltwise(shape, algorithm::eltwise_pow, s, -1.0f);
         case ScalarOp::Power:
-            return std::make_unique<DnnlEltwiseKernel>(algorithm::eltwise_pow, 1.0f, s, shape);
+            return dnnlutil::makeEltwise(shape, algorithm::eltwise_pow, 1.0f, s);
         }
         return nullptr;
     };

@@ -111,7 +111,7 @@ KernelFactory dnnlKernel(UnaryOp op)
         using dnnl::algorithm;
         const auto& params = paramsAs<UnaryParams>(p);
         auto make = [&](algorithm alg, float alpha, float beta, bool keepNaN = false) {
-            return std::make_unique<elemwise::DnnlEltwiseKernel>(alg, alpha, beta, in[0], keepNaN);
+            return dnnlutil::makeEltwise(in[0], alg, alpha, beta, 1.0f, keepNaN);
         };
         switch (op) {
         case UnaryOp::Exp:

@@ -8,48 +8,10 @@
 
 #include <Eigen/Core>
 #include <algorithm>
-#include <unordered_map>
 
 namespace opscope {
 
 namespace {
-
-class DnnlEltwiseKernel final : public Kernel {
-public:
-    DnnlEltwiseKernel(const Shape& shape, dnnl::algorithm alg, float alpha, float beta, float outScale)
-        : m_size(shape.size())
-        , m_scale(outScale)
-    {
-        using namespace dnnlutil;
-        // Elementwise: the tensor is one flat run of values whatever its shape.
-        const auto desc = plainDesc(Shape({ shape.size() }));
-        const dnnl::eltwise_forward::desc opDesc(dnnl::prop_kind::forward_inference, alg, desc, alpha, beta);
-        m_primitive = dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc(opDesc, cpuEngine()));
-        m_src = dnnl::memory(desc, cpuEngine(), DNNL_MEMORY_NONE);
-        m_dst = dnnl::memory(desc, cpuEngine(), DNNL_MEMORY_NONE);
-        m_args = { { DNNL_ARG_SRC, m_src }, { DNNL_ARG_DST, m_dst } };
-    }
-
-    void run(std::span<const Tensor* const> in, std::span<Tensor* const> out, RunContext&) override
-    {
-        m_src.set_data_handle(in[0]->data());
-        m_dst.set_data_handle(out[0]->data());
-        dnnl::stream& s = dnnlutil::threadStream();
-        m_primitive.execute(s, m_args);
-        s.wait();
-        if (m_scale != 1.0f) Eigen::Map<Eigen::ArrayXf>(out[0]->data(), m_size) *= m_scale;
-    }
-
-    const char* backend() const override { return "dnnl"; }
-
-private:
-    int64_t m_size;
-    float m_scale;
-    dnnl::eltwise_forward m_primitive;
-    dnnl::memory m_src;
-    dnnl::memory m_dst;
-    std::unordered_map<int, dnnl::memory> m_args;
-};
 
 enum class ActType { ReLU, Sigmoid, Tanh, SoftReLU, SoftSign, LogSigmoid, Mish };
 
@@ -173,7 +135,7 @@ std::unique_ptr<Kernel> makeDnnlEltwiseKernel(
     const Shape& shape, dnnl::algorithm alg, float alpha, float beta, float outScale)
 {
     try {
-        return std::make_unique<DnnlEltwiseKernel>(shape, alg, alpha, beta, outScale);
+        return dnnlutil::makeEltwise(shape, alg, alpha, beta, outScale);
     } catch (const dnnl::error&) {
         return nullptr;
     }

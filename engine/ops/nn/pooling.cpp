@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <array>
 #include <cfloat>
-#include <unordered_map>
 
 namespace opscope {
 
@@ -311,55 +310,31 @@ void backwardPooling(const BackwardArgs& a)
 
 // ---- oneDNN kernel ----------------------------------------------------------------------------
 
-class PoolingDnnlKernel final : public Kernel {
-public:
-    PoolingDnnlKernel(const PoolingParams& p, const Shape& data, const Shape& output, dnnl::algorithm alg)
-    {
-        using namespace dnnlutil;
-        const PoolGeometry g = poolGeometry(p, data);
-        const int nsp = data.ndim() - 2;
-        dnnl::memory::dims strides, kernel, padL, padR;
-        double area = 1;
-        for (int i = 3 - nsp; i < 3; ++i) {
-            const PoolAxis& a = g.axes[static_cast<size_t>(i)];
-            strides.push_back(a.stride);
-            kernel.push_back(a.kernel);
-            padL.push_back(a.pad);
-            // 'full' and 'same' may need more padding on the right than `pad`.
-            padR.push_back(a.pad + std::max<int64_t>(0, (a.out - 1) * a.stride + a.kernel - a.in - 2 * a.pad));
-            area *= static_cast<double>(a.kernel);
-        }
-        m_scale = p.poolType == PoolType::Sum ? static_cast<float>(area) : 1.0f;
-        const auto srcDesc = plainDesc(data);
-        const auto dstDesc = plainDesc(output);
-        const dnnl::pooling_forward::desc desc(
-            dnnl::prop_kind::forward_inference, alg, srcDesc, dstDesc, strides, kernel, padL, padR);
-        const dnnl::pooling_forward::primitive_desc pd(desc, cpuEngine());
-        m_primitive = dnnl::pooling_forward(pd);
-        m_src = dnnl::memory(srcDesc, cpuEngine(), DNNL_MEMORY_NONE);
-        m_dst = dnnl::memory(dstDesc, cpuEngine(), DNNL_MEMORY_NONE);
-        m_args = { { DNNL_ARG_SRC, m_src }, { DNNL_ARG_DST, m_dst } };
+// pooling_forward (inference) over plain tensors; Sum is oneDNN's average scaled back by the area.
+std::unique_ptr<Kernel> poolingDnnlKernel(
+    const PoolingParams& p, const Shape& data, const Shape& output, dnnl::algorithm alg)
+{
+    using namespace dnnlutil;
+    const PoolGeometry g = poolGeometry(p, data);
+    const int nsp = data.ndim() - 2;
+    dnnl::memory::dims strides, kernel, padL, padR;
+    double area = 1;
+    for (int i = 3 - nsp; i < 3; ++i) {
+        const PoolAxis& a = g.axes[static_cast<size_t>(i)];
+        strides.push_back(a.stride);
+        kernel.push_back(a.kernel);
+        padL.push_back(a.pad);
+        // 'full' and 'same' may need more padding on the right than `pad`.
+        padR.push_back(a.pad + std::max<int64_t>(0, (a.out - 1) * a.stride + a.kernel - a.in - 2 * a.pad));
+        area *= static_cast<double>(a.kernel);
     }
-
-    void run(std::span<const Tensor* const> in, std::span<Tensor* const> out, RunContext&) override
-    {
-        m_src.set_data_handle(in[0]->data());
-        m_dst.set_data_handle(out[0]->data());
-        dnnl::stream& s = dnnlutil::threadStream();
-        m_primitive.execute(s, m_args);
-        s.wait();
-        if (m_scale != 1.0f) Eigen::Map<Eigen::ArrayXf>(out[0]->data(), out[0]->size()) *= m_scale;
-    }
-
-    const char* backend() const override { return "dnnl"; }
-
-private:
-    dnnl::pooling_forward m_primitive;
-    dnnl::memory m_src;
-    dnnl::memory m_dst;
-    std::unordered_map<int, dnnl::memory> m_args;
-    float m_scale = 1.0f;
-};
+    const auto srcDesc = plainDesc(data);
+    const auto dstDesc = plainDesc(output);
+    const dnnl::pooling_forward::desc desc(
+        dnnl::prop_kind::forward_inference, alg, srcDesc, dstDesc, strides, kernel, padL, padR);
+    return std::make_unique<SrcDstKernel>(dnnl::pooling_forward(dnnl::pooling_forward::primitive_desc(desc, cpuEngine())),
+        srcDesc, dstDesc, p.poolType == PoolType::Sum ? static_cast<float>(area) : 1.0f);
+}
 
 std::unique_ptr<Kernel> makePoolingDnnl(const OpParams& op, std::span<const Shape> in, std::span<const Shape> out)
 {
@@ -386,7 +361,7 @@ std::unique_ptr<Kernel> makePoolingDnnl(const OpParams& op, std::span<const Shap
         }
     }
     try {
-        return std::make_unique<PoolingDnnlKernel>(p, in[0], out[0], alg);
+        return poolingDnnlKernel(p, in[0], out[0], alg);
     } catch (const dnnl::error&) {
         return nullptr; // a geometry this oneDNN build rejects: the reference kernel runs instead
     }

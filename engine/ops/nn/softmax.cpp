@@ -10,7 +10,6 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
-#include <unordered_map>
 
 namespace opscope {
 
@@ -85,41 +84,6 @@ private:
     float m_invTemp;
     bool m_log;
     std::vector<float> m_scratch;
-};
-
-class SoftmaxDnnlKernel final : public Kernel {
-public:
-    SoftmaxDnnlKernel(const SoftmaxGeometry& g, bool log)
-    {
-        using namespace dnnlutil;
-        const auto desc = plainDesc(Shape({ g.outer, g.n, g.inner }));
-        const auto kind = dnnl::prop_kind::forward_inference;
-        if (log)
-            m_primitive
-                = dnnl::logsoftmax_forward(dnnl::logsoftmax_forward::primitive_desc({ kind, desc, 1 }, cpuEngine()));
-        else
-            m_primitive = dnnl::softmax_forward(dnnl::softmax_forward::primitive_desc({ kind, desc, 1 }, cpuEngine()));
-        m_src = dnnl::memory(desc, cpuEngine(), DNNL_MEMORY_NONE);
-        m_dst = dnnl::memory(desc, cpuEngine(), DNNL_MEMORY_NONE);
-        m_args = { { DNNL_ARG_SRC, m_src }, { DNNL_ARG_DST, m_dst } };
-    }
-
-    void run(std::span<const Tensor* const> in, std::span<Tensor* const> out, RunContext&) override
-    {
-        m_src.set_data_handle(in[0]->data());
-        m_dst.set_data_handle(out[0]->data());
-        dnnl::stream& s = dnnlutil::threadStream();
-        m_primitive.execute(s, m_args);
-        s.wait();
-    }
-
-    const char* backend() const override { return "dnnl"; }
-
-private:
-    dnnl::primitive m_primitive;
-    dnnl::memory m_src;
-    dnnl::memory m_dst;
-    std::unordered_map<int, dnnl::memory> m_args;
 };
 
 // ---- softmax / log_softmax --------------------------------------------------------------------
@@ -258,7 +222,13 @@ std::unique_ptr<Kernel> makeSoftmaxDnnlKernel(const SoftmaxGeometry& g, bool log
     // other axes is ~20x slower than the Eigen kernel here.
     if (g.inner != 1) return nullptr;
     try {
-        return std::make_unique<SoftmaxDnnlKernel>(g, log);
+        using namespace dnnlutil;
+        const auto desc = plainDesc(Shape({ g.outer, g.n, g.inner }));
+        const auto kind = dnnl::prop_kind::forward_inference;
+        dnnl::primitive primitive = log
+            ? dnnl::primitive(dnnl::logsoftmax_forward(dnnl::logsoftmax_forward::primitive_desc({ kind, desc, 1 }, cpuEngine())))
+            : dnnl::primitive(dnnl::softmax_forward(dnnl::softmax_forward::primitive_desc({ kind, desc, 1 }, cpuEngine())));
+        return std::make_unique<SrcDstKernel>(std::move(primitive), desc, desc);
     } catch (const dnnl::error&) {
         return nullptr;
     }
