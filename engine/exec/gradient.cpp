@@ -14,8 +14,10 @@ namespace {
 std::string mask(const std::vector<bool>& m)
 {
     std::string s;
-    for (size_t i = 0; i < m.size(); ++i)
-        s += (i ? "," : "") + std::string(m[i] ? "1" : "0");
+    for (size_t i = 0; i < m.size(); ++i) {
+        if (i) s += ',';
+        s += m[i] ? '1' : '0';
+    }
     return s;
 }
 } // namespace

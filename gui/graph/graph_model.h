@@ -93,6 +93,8 @@ public:
     /// Key of the visible item showing the node: itself or its collapsed ancestor block;
     /// "" for a hidden parameter or an unknown name.
     QString itemKeyForNode(const QString& nodeName) const;
+    /// The key of a collapsed block's item: "block:" + path.
+    static QString blockKey(const QString& path) { return QStringLiteral("block:") + path; }
     /// The visible item with this key, or nullptr. Valid until the next structureChanged().
     const GraphItem* findItem(const QString& key) const;
     /// Graph node id of a name, -1 when unknown.

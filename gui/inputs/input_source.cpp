@@ -311,6 +311,11 @@ bool isImageFileName(const QString& path)
     return !suffix.isEmpty() && QImageReader::supportedImageFormats().contains(suffix);
 }
 
+bool isNpyFileName(const QString& path)
+{
+    return QFileInfo(path).suffix().compare(QLatin1String("npy"), Qt::CaseInsensitive) == 0;
+}
+
 Tensor imageToTensor(const QImage& image, const Shape& shape, bool grayscale, bool normalize,
     const std::array<double, 3>& mean, const std::array<double, 3>& std, bool invert, QString* error)
 {

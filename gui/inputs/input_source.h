@@ -109,6 +109,8 @@ QImage readImageFile(const QString& path, QString* error = nullptr);
 
 /// True for a file name the image source can read (by its suffix: png, jpg, bmp, pgm…).
 bool isImageFileName(const QString& path);
+/// True for a `.npy` file name (any case).
+bool isNpyFileName(const QString& path);
 
 QVariantMap toVariant(const InputSource& source);
 /// The inverse of toVariant(); missing or malformed entries keep their defaults.
