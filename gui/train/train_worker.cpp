@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <cmath>
 #include <numeric>
 
@@ -45,6 +47,40 @@ double accuracyOf(gluon::HybridBlock& block, const samples::Dataset& data, const
         metric.update({ rows(data.label, b, e) }, { block.call(rows(data.data, b, e)) });
     }
     return metric.get().second;
+}
+
+// The data of the last training (lenet's 14,000 digits take about a second to draw): a next
+// training or debug step of the same sample and seed starts at once. Tensors are shared, never
+// written, so copies of the setup may be used by one training thread after another.
+struct SetupCache {
+    std::mutex mutex;
+    std::string sample;
+    uint64_t seed = 0;
+    std::optional<samples::TrainSetup> setup;
+};
+
+SetupCache& setupCache()
+{
+    static SetupCache cache;
+    return cache;
+}
+
+bool lastSetup(const std::string& sample, uint64_t seed, samples::TrainSetup& out)
+{
+    SetupCache& c = setupCache();
+    std::lock_guard lock(c.mutex);
+    if (!c.setup || c.sample != sample || c.seed != seed) return false;
+    out = *c.setup;
+    return true;
+}
+
+void keepSetup(const std::string& sample, uint64_t seed, const samples::TrainSetup& setup)
+{
+    SetupCache& c = setupCache();
+    std::lock_guard lock(c.mutex);
+    c.sample = sample;
+    c.seed = seed;
+    c.setup = setup;
 }
 
 std::vector<GradientInfo> gradientsOf(gluon::HybridBlock& block)
@@ -161,8 +197,12 @@ bool runTraining(gluon::HybridBlock& block, const TrainConfig& config, const Tra
     if (config.epochs < 1) throw UsageError("train at least one epoch");
     if (config.learningRate <= 0) throw UsageError("the learning rate must be positive");
 
-    status(QStringLiteral("Making the training data…"));
-    samples::TrainSetup setup = samples::trainingSetup(config.sample, config.seed);
+    samples::TrainSetup setup;
+    if (!lastSetup(config.sample, config.seed, setup)) {
+        status(QStringLiteral("Making the training data…"));
+        setup = samples::trainingSetup(config.sample, config.seed);
+        keepSetup(config.sample, config.seed, setup);
+    }
     if (stopped()) return false;
     if (config.fromInitial) reinitialiseFromSample(block, config.sample, config.seed);
     const bool twoD = setup.train.data.ndim() == 2 && setup.train.data.shape()[1] == 2;
@@ -197,6 +237,12 @@ bool runTraining(gluon::HybridBlock& block, const TrainConfig& config, const Tra
             const Tensor y = samples::gatherRows(setup.train.label, order, static_cast<size_t>(b), e);
             double sum = 0;
             if (cb.step) {
+                // A step in the debugger may pause for long: say which one it is.
+                status(QStringLiteral("Epoch %1 of %2 · mini-batch %3 of %4 in the debugger")
+                           .arg(epoch)
+                           .arg(config.epochs)
+                           .arg(batchIndex + 1)
+                           .arg(batches));
                 const std::optional<double> s = cb.step(x, y, loss, trainer, steps);
                 if (!s) return false;
                 sum = *s;
