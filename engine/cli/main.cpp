@@ -53,8 +53,8 @@ int main(int argc, char** argv)
         "stop at NODE[:before|:after] of a training step (forward, loss or NODE_backward), print it, write its "
         "tensors to --dump DIR");
     train->add_option("--break-on", t.breakOn,
-        "stop at the first op whose output matches a --break-on condition of run; after \"grad \" gradients only: "
-        "\"grad naninf\", \"grad norm>T\"");
+        "stop at the first op whose output matches COND (the conditions of run --break-on); \"grad naninf\", "
+        "\"grad norm>T\" test gradients only");
     train->add_option("--dump", t.dump, "with --break/--break-on: write the paused node's tensors to DIR/<name>.npy");
 
     try {

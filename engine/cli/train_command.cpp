@@ -24,7 +24,8 @@ public:
         : m_breaks(std::move(breaks))
     {
         sample.block->hybridize();
-        auto loss = std::make_shared<gluon::SoftmaxCrossEntropyLoss>();
+        auto loss = std::make_shared<gluon::SoftmaxCrossEntropyLoss>(
+            -1, true, false, std::nullopt, 0, std::string("softmaxcrossentropyloss0_"));
         auto trainer = std::make_shared<gluon::Trainer>(
             sample.block->collect_params(), setup.optimizer, std::map<std::string, double> { { "learning_rate", setup.learningRate } });
         m_session.load(sample.block, sample.inputNames);
@@ -58,11 +59,16 @@ public:
                     return std::nullopt;
                 }
             }
+            // Continue only from the entry pause itself; a breakpoint on the first op is a hit.
+            bool atEntry = false;
             {
                 std::lock_guard lock(m_listener.m_mutex);
-                if (m_listener.m_pause && m_listener.m_pause->reason == debug::PauseReason::Entry) m_listener.m_pause.reset();
+                if (m_listener.m_pause && m_listener.m_pause->reason == debug::PauseReason::Entry) {
+                    m_listener.m_pause.reset();
+                    atEntry = true;
+                }
             }
-            m_session.continueRun();
+            if (atEntry) m_session.continueRun();
         }
         m_listener.waitPausedOrDone();
         if (m_listener.m_pause) {
@@ -84,7 +90,8 @@ public:
         const auto result = m_session.lastTrainStep();
         if (!result || !result->updated) {
             m_status = kRunFailed;
-            m_error = "the training step ended without an update";
+            m_error = "training step " + std::to_string(m_steps) + " ended without an update"
+                + (result && !result->error.empty() ? ": " + result->error : std::string());
             return std::nullopt;
         }
         return result->lossSum;

@@ -88,21 +88,20 @@ std::string Condition::str() const
     return "?";
 }
 
-Condition Condition::parse(const std::string& text)
+namespace {
+// `s`: the condition lowered, without spaces; `text`: as written, for messages.
+Condition parseCondition(const std::string& s, const std::string& text)
 {
-    std::string s;
-    for (char c : text)
-        if (!std::isspace(static_cast<unsigned char>(c)))
-            s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    using Kind = Condition::Kind;
     const auto bad = [&](const std::string& why) {
         return UsageError("condition '" + text + "': " + why
             + " (expected nan, inf, naninf, zero, always, or absmax>T, max>T, min<T, mean>T, mean<T, std>T, "
               "std<T, zeros>P, norm>T, optionally after 'grad ')");
     };
     if (s.starts_with("grad")) {
-        std::string rest = s.substr(s.size() > 4 && s[4] == ':' ? 5 : 4);
-        Condition c = rest.empty() ? Condition {} : parse(rest);
+        const std::string rest = s.substr(s.size() > 4 && s[4] == ':' ? 5 : 4);
         if (rest.starts_with("grad")) throw bad("'grad' given twice");
+        Condition c = rest.empty() ? Condition {} : parseCondition(rest, text);
         c.gradientsOnly = true;
         return c;
     }
@@ -136,6 +135,17 @@ Condition Condition::parse(const std::string& text)
         return { Kind::ZeroFractionAbove, value };
     }
     throw bad("unknown test '" + key + std::string(1, s[op]) + "'");
+}
+
+} // namespace
+
+Condition Condition::parse(const std::string& text)
+{
+    std::string s;
+    for (char c : text)
+        if (!std::isspace(static_cast<unsigned char>(c)))
+            s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return parseCondition(s, text);
 }
 
 } // namespace opscope::debug

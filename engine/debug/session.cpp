@@ -109,9 +109,12 @@ uint64_t Session::startJob(StartMode mode, Job job)
     if (job == Job::TrainStep) {
         if (!m_loss) throw UsageError("debug session: no loss and trainer set for a training step (setTraining)");
         if (!m_label.defined()) throw UsageError("debug session: no label set for the training step (setLabel)");
-        if (m_inputs.empty() || m_inputs[0].ndim() == 0 || m_label.ndim() == 0
-            || m_inputs[0].shape()[0] != m_label.shape()[0])
-            throw UsageError("debug session: the training step's batch of " + (m_inputs.empty() ? std::string("no inputs") : m_inputs[0].shape().str())
+        if (m_inputs.empty() || m_inputs[0].ndim() == 0 || m_label.ndim() == 0)
+            throw UsageError("debug session: a training step needs a batch axis in its first input and its label, "
+                "got " + (m_inputs.empty() ? std::string("no inputs") : m_inputs[0].shape().str()) + " and "
+                + m_label.shape().str());
+        if (m_inputs[0].shape()[0] != m_label.shape()[0])
+            throw UsageError("debug session: the training step's batch of " + m_inputs[0].shape().str()
                 + " and its label " + m_label.shape().str() + " differ in the first axis");
     }
     m_running = true;
@@ -122,6 +125,12 @@ uint64_t Session::startJob(StartMode mode, Job job)
     m_gate.beginRun();
     m_cv.notify_all();
     return ++m_lastRunId;
+}
+
+uint64_t Session::lastRunId() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_lastRunId;
 }
 
 bool Session::isRunning() const
@@ -330,8 +339,9 @@ void Session::prepareTrainStep(const std::shared_ptr<const Graph>& model, gluon:
     for (const Tensor& t : inputs)
         shapes.push_back(t.shape());
     shapes.push_back(label.shape());
+    const std::pair<bool, bool> flags { block.flags().static_alloc, block.flags().static_shape };
     if (!modelChanged && m_trainExec && m_trainModelGraph == model && m_trainLoss == loss && m_trainShapes == shapes
-        && m_train.wrt == wrt)
+        && m_train.wrt == wrt && m_trainFlags == flags)
         return;
 
     // The prediction's shape, then the loss traced on it (its output's shape is the head gradient's).
@@ -371,10 +381,14 @@ void Session::prepareTrainStep(const std::shared_ptr<const Graph>& model, gluon:
     m_trainModelGraph = model;
     m_trainLoss = loss;
     m_trainShapes = shapes;
+    m_trainFlags = flags;
 }
 
-void Session::applyUpdate(const RunResult& result, gluon::Trainer& trainer, TrainStepResult& step)
+void Session::applyUpdate(const RunResult& result, const std::vector<std::pair<gluon::ParamPtr, Tensor>>& auxCopies,
+    gluon::Trainer& trainer, TrainStepResult& step)
 {
+    for (const auto& [param, values] : auxCopies)
+        param->data().copyFrom(values.view());
     const gluon::ParameterDict params = m_block->collect_params();
     for (size_t w = 0; w < m_train.wrt.size(); ++w) {
         const gluon::ParamPtr& p = params.at(m_train.wrt[w]);
@@ -432,6 +446,7 @@ void Session::runOnce(uint64_t runId, StartMode mode, Job job)
     bool observed = false;
     TrainStepResult step;
     step.runId = runId;
+    std::vector<std::pair<gluon::ParamPtr, Tensor>> auxCopies;
     try {
         std::shared_ptr<const Graph> graph = modelGraph(*block, inputs, modelChanged);
         Executor* exec = nullptr;
@@ -449,8 +464,20 @@ void Session::runOnce(uint64_t runId, StartMode mode, Job job)
             exec = m_trainExec.get();
             step.batch = inputs.at(0).shape()[0];
             step.parameters = m_train.wrt;
-            vars = bindVariables(*graph, inputs,
-                { { m_train.label, label }, { m_train.headGrad, Tensor::ones(m_headGradShape) } });
+            std::map<std::string, Tensor> extra { { m_train.label, label },
+                { m_train.headGrad, Tensor::ones(m_headGradShape) } };
+            for (const gluon::ParamPtr& p : loss->collect_params().values())
+                extra.emplace(p->name(), p->data());
+            vars = bindVariables(*graph, inputs, extra);
+            // Training-mode BatchNorm updates its running statistics in place: on copies, written
+            // back only by a completed step.
+            const gluon::ParameterDict params = block->collect_params();
+            for (size_t v = 0; v < vars.size(); ++v) {
+                const uint32_t id = graph->variables()[v];
+                if (!graph->isAuxiliary(id) || !params.contains(graph->node(id).name)) continue;
+                vars[v] = vars[v].copy();
+                auxCopies.emplace_back(params.at(graph->node(id).name), vars[v]);
+            }
         }
         std::vector<Shape> shapes;
         {
@@ -490,7 +517,14 @@ void Session::runOnce(uint64_t runId, StartMode mode, Job job)
         if (job == Job::TrainStep && result.status == RunStatus::Completed) {
             for (float v : result.outputs.at(0).values())
                 step.lossSum += v;
-            applyUpdate(result, *trainer, step);
+            // No stop is accepted from here on; one accepted before cancels the update.
+            m_gate.endRun();
+            if (m_gate.stopRequested()) {
+                result.status = RunStatus::Stopped;
+                result.outputs.clear();
+            } else {
+                applyUpdate(result, auxCopies, *trainer, step);
+            }
         }
     } catch (const Error& e) {
         error = e.what();

@@ -77,16 +77,17 @@ public:
     uint64_t start(StartMode mode = StartMode::Run);
 
     /// What a training step needs besides the model: a loss block called as loss(prediction, label)
-    /// (hybridized at the first step) and a trainer over the model's parameters. Idle only; null
-    /// `loss` ends training.
+    /// (traced into the step's graph; its own parameters, if any, are bound but not trained) and a
+    /// trainer over the model's parameters. Idle only; null `loss` ends training.
     void setTraining(std::shared_ptr<gluon::HybridBlock> loss, std::shared_ptr<gluon::Trainer> trainer);
     /// The labels of the next training step's mini-batch (the inputs are setInputs'). Idle only.
     void setLabel(Tensor label);
     /// Starts one training step on the worker as a run: forward, loss, backward (breakpoints and
     /// watchpoints apply to every node, `<node>_backward` ones too; see TrainingGraph), then, when the
-    /// run completed, the gradients are written into the parameters' grad() (by their grad_req) and
-    /// the trainer steps with the batch size (the inputs' first axis). A stopped step updates
-    /// nothing. runFinished gets the graph's heads: the loss per sample, then each parameter's
+    /// run completed, the gradients are written into the parameters' grad() (by their grad_req), the
+    /// running statistics (auxiliary states, which the step computes on copies) are written back, and
+    /// the trainer steps with the batch size (the inputs' first axis). A stopped or failed step
+    /// changes nothing: a stop accepted until the update begins cancels it. runFinished gets the graph's heads: the loss per sample, then each parameter's
     /// gradient (lastTrainStep() names them). Throws UsageError as start() does, and when no
     /// training or label is set.
     uint64_t startTrainStep(StartMode mode = StartMode::Run);
@@ -104,6 +105,8 @@ public:
     /// The last training step's result (set before its runFinished / runFailed), or nothing.
     std::optional<TrainStepResult> lastTrainStep() const;
     bool isRunning() const;
+    /// The id of the last run started (0 before the first).
+    uint64_t lastRunId() const;
     bool isPaused() const { return m_gate.paused(); }
     /// Waits until no run is active (true), or the timeout passes (false). A run is over, and a
     /// new one may be started, just before runFinished / runFailed is called.
@@ -182,7 +185,8 @@ private:
     void prepareTrainStep(const std::shared_ptr<const Graph>& model, gluon::HybridBlock& block,
         const std::vector<Tensor>& inputs, const Tensor& label, const std::shared_ptr<gluon::HybridBlock>& loss,
         bool modelChanged);
-    void applyUpdate(const RunResult& result, gluon::Trainer& trainer, TrainStepResult& step);
+    void applyUpdate(const RunResult& result, const std::vector<std::pair<gluon::ParamPtr, Tensor>>& auxCopies,
+        gluon::Trainer& trainer, TrainStepResult& step);
     std::vector<Tensor> bindVariables(
         const Graph& g, const std::vector<Tensor>& inputs, const std::map<std::string, Tensor>& extra = {}) const;
 
@@ -217,6 +221,7 @@ private:
     std::shared_ptr<const Graph> m_trainModelGraph;
     std::shared_ptr<gluon::HybridBlock> m_trainLoss;
     std::vector<Shape> m_trainShapes; // inputs, then the label
+    std::pair<bool, bool> m_trainFlags; // static_alloc, static_shape
     Shape m_headGradShape;
 
     Gate m_gate;

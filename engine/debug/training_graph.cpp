@@ -43,7 +43,7 @@ TrainingGraph buildTrainingGraph(const Graph& model, const Graph& loss, const st
             + " inputs; expected two (prediction, label)");
 
     TrainingGraph out;
-    out.label = model.findNode("label") ? "label" : "loss_label";
+    out.label = model.findNode("label") ? "loss_label" : "label";
     if (model.findNode(out.label)) throw GraphError("training step: the model has variables 'label' and 'loss_label'");
 
     // The model, then the loss with its prediction bound to the model's first output.

@@ -135,6 +135,7 @@ MainWindow::MainWindow(const AppOptions& options, QWidget* parent)
             m_graph->model()->setGraph(model->graph, model->entryShapes);
         else
             m_graph->model()->setEntryShapes(model->entryShapes);
+        m_shownGraph = model->graph;
         syncBreakpointMarks();
     });
 
@@ -154,6 +155,9 @@ MainWindow::MainWindow(const AppOptions& options, QWidget* parent)
 
 MainWindow::~MainWindow()
 {
+    // A training thread may be driving the session: it ends (and is joined) before the controller,
+    // a child created earlier and so destroyed first, takes the session away.
+    if (m_train) m_train->stopAndWait(-1);
     // The controller (a child) stops the run and joins the worker when it is destroyed.
 }
 

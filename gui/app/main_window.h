@@ -156,6 +156,8 @@ private:
     bool m_scriptFinished = false;
     int m_exitStatus = kExitOk;
     std::shared_ptr<const Graph> m_shownGraph; // the graph the graph view shows
+    std::shared_ptr<const Graph> m_checkedGraph; // the session's graph last looked at, and whether it
+    bool m_checkedIsTraining = false; // is a training step's
     bool m_trainDockGrown = false;
 };
 

@@ -2,6 +2,8 @@
 // menus and settings are in main_window.cpp).
 
 #include "gui/app/main_window.h"
+
+#include "exec/gradient.h"
 #include "gui/graph/graph_model.h"
 #include "gui/graph/graph_panel.h"
 #include "gui/graph/graph_view.h"
@@ -302,12 +304,26 @@ void MainWindow::onPaused(std::shared_ptr<const debug::PauseEvent> e)
 
 void MainWindow::syncShownGraph()
 {
+    // The session traces the model's graph itself (an equal graph, another object): the view
+    // switches only between the model's graph and a training step's.
     const auto graph = m_controller->session().graph();
-    if (!graph || graph == m_shownGraph) return;
-    std::vector<Shape> shapes = m_controller->session().graphShapes();
-    if (shapes.size() != graph->numEntries()) shapes.clear();
-    m_shownGraph = graph;
-    m_graph->model()->setGraph(graph, shapes);
+    const ModelInfoPtr model = m_controller->model();
+    if (!graph || !model) return;
+    if (graph != m_checkedGraph) {
+        m_checkedGraph = graph;
+        m_checkedIsTraining = std::any_of(graph->nodes().begin(), graph->nodes().end(), isGradientNode);
+    }
+    if (m_checkedIsTraining) {
+        if (graph == m_shownGraph) return;
+        std::vector<Shape> shapes = m_controller->session().graphShapes();
+        if (shapes.size() != graph->numEntries()) shapes.clear();
+        m_shownGraph = graph;
+        m_graph->model()->setGraph(graph, shapes);
+    } else {
+        if (m_shownGraph == model->graph) return;
+        m_shownGraph = model->graph;
+        m_graph->model()->setGraph(model->graph, model->entryShapes);
+    }
     syncBreakpointMarks();
 }
 

@@ -170,6 +170,7 @@ void SessionController::adoptModel(ModelInfoPtr model)
     m_lastRecord.reset();
     m_lastOutcome = {};
     m_runId = 0;
+    m_adoptAfter = m_session->lastRunId(); // events of earlier runs still queued are not adopted
     setState(State::Idle);
     Q_EMIT modelLoaded(m_model);
 }
@@ -274,7 +275,7 @@ void SessionController::setRecordLevel(debug::RecordLevel level)
 void SessionController::onStarted(quint64 runId)
 {
     // A run this controller did not start (a training step of the Train dock): adopt it.
-    if (runId <= m_runId) return;
+    if (runId <= m_runId || runId <= m_adoptAfter) return;
     m_runId = runId;
     m_pause.reset();
     m_clock.start();

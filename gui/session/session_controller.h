@@ -103,6 +103,7 @@ private:
     bool m_loading = false;
     quint64 m_loadGeneration = 0;
     quint64 m_runId = 0;
+    quint64 m_adoptAfter = 0; // runs up to this id belong to an earlier model
     QElapsedTimer m_clock;
     std::shared_ptr<const debug::PauseEvent> m_pause;
     std::shared_ptr<const debug::RunRecord> m_lastRecord;

@@ -170,6 +170,7 @@ void TrainPanel::setModel(ModelInfoPtr model)
     m_model = std::move(model);
     ++m_generation; // anything still queued from the old model is dropped
     m_debugStepsDone = 0;
+    m_stepState.reset();
     m_reports.clear();
     m_decision = QImage();
     m_lastError.clear();
@@ -272,6 +273,14 @@ bool TrainPanel::startTraining()
 
 bool TrainPanel::debugOneStep()
 {
+    // Steps one after another share a trainer (Adam's moments carry over) while the optimizer's
+    // settings stay.
+    const TrainConfig c = config();
+    const QString key = QStringLiteral("%1 %2").arg(QString::fromStdString(c.optimizer)).arg(c.learningRate, 0, 'g', 17);
+    if (!m_stepState || key != m_stepStateKey) {
+        m_stepState = std::make_shared<TrainState>();
+        m_stepStateKey = key;
+    }
     const int64_t done = m_debugStepsDone;
     if (!start(true, 1, true, done)) return false;
     m_stepsThisRun = 1;
@@ -312,6 +321,8 @@ bool TrainPanel::start(bool debugged, int64_t steps, bool pauseAtEntry, int64_t 
     }
     m_stepsThisRun = 0;
     if (skip == 0) m_debugStepsDone = 0;
+    if (steps == 0) m_stepState.reset(); // a whole training: its own loss and trainer; steps after it start afresh
+    const std::shared_ptr<TrainState> state = steps > 0 ? m_stepState : nullptr;
     const quint64 gen = ++m_generation;
     m_stopFlag = std::make_shared<std::atomic<bool>>(false);
     m_training = true;
@@ -336,7 +347,7 @@ bool TrainPanel::start(bool debugged, int64_t steps, bool pauseAtEntry, int64_t 
             Qt::QueuedConnection);
     };
     debug::Session* session = debugged ? m_session : nullptr;
-    m_thread = QThread::create([block, cfg, flag, gen, post, session, pauseAtEntry] {
+    m_thread = QThread::create([block, cfg, flag, gen, post, session, pauseAtEntry, state] {
         TrainCallbacks cb;
         if (session) {
             // Each step is a run of the window's session; this thread waits for it (the GUI thread
@@ -371,7 +382,7 @@ bool TrainPanel::start(bool debugged, int64_t steps, bool pauseAtEntry, int64_t 
         bool completed = false;
         QString error;
         try {
-            completed = runTraining(*block, cfg, cb);
+            completed = runTraining(*block, cfg, cb, state);
         } catch (const std::exception& e) {
             error = QString::fromUtf8(e.what());
         }

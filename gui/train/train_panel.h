@@ -145,6 +145,8 @@ private:
     quint64 m_generation = 0;
     bool m_training = false;
     int64_t m_debugStepsDone = 0;
+    std::shared_ptr<TrainState> m_stepState; // the loss and trainer of debugOneStep's steps
+    QString m_stepStateKey; // the optimizer settings m_stepState was made for
     int64_t m_stepsThisRun = 0; // steps the running training takes when it counts them (debugOneStep)
     bool m_stopped = false;
     int m_totalEpochs = 0;

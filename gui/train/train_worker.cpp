@@ -187,7 +187,8 @@ QImage decisionImage(gluon::HybridBlock& block, const samples::Dataset& data, in
     return img;
 }
 
-bool runTraining(gluon::HybridBlock& block, const TrainConfig& config, const TrainCallbacks& cb)
+bool runTraining(gluon::HybridBlock& block, const TrainConfig& config, const TrainCallbacks& cb,
+    const std::shared_ptr<TrainState>& state)
 {
     const auto stopped = [&] { return cb.shouldStop && cb.shouldStop(); };
     const auto status = [&](const QString& s) {
@@ -208,13 +209,24 @@ bool runTraining(gluon::HybridBlock& block, const TrainConfig& config, const Tra
     const bool twoD = setup.train.data.ndim() == 2 && setup.train.data.shape()[1] == 2;
 
     if (!block.active()) block.hybridize();
-    auto loss = std::make_shared<gluon::SoftmaxCrossEntropyLoss>();
-    loss->hybridize();
-    auto trainer = std::make_shared<gluon::Trainer>(block.collect_params(), config.optimizer,
-        std::map<std::string, double> { { "learning_rate", config.learningRate } });
+    const std::shared_ptr<TrainState> st = state ? state : std::make_shared<TrainState>();
+    if (!st->loss) {
+        // Named as the first loss of a Gluon program, whatever losses were made before: breakpoints
+        // on its nodes (and their `_backward` nodes) stay valid from one training to the next.
+        st->loss = std::make_shared<gluon::SoftmaxCrossEntropyLoss>(
+            -1, true, false, std::nullopt, 0, std::string("softmaxcrossentropyloss0_"));
+        st->loss->hybridize();
+    }
+    if (!st->trainer)
+        st->trainer = std::make_shared<gluon::Trainer>(block.collect_params(), config.optimizer,
+            std::map<std::string, double> { { "learning_rate", config.learningRate } });
+    const std::shared_ptr<gluon::HybridBlock>& loss = st->loss;
+    const std::shared_ptr<gluon::Trainer>& trainer = st->trainer;
     int64_t steps = 0, skipped = 0;
     const int64_t n = setup.train.data.shape()[0];
     const int64_t batches = (n + config.batch - 1) / config.batch;
+    // Steps to pass over, within the epochs asked for (a step past the last one starts again).
+    const int64_t skip = batches * config.epochs > 0 ? config.skipSteps % (batches * config.epochs) : 0;
     const int64_t postEvery = std::max<int64_t>(1, batches / 10);
     std::vector<int64_t> order(static_cast<size_t>(n));
     std::iota(order.begin(), order.end(), 0);
@@ -225,10 +237,10 @@ bool runTraining(gluon::HybridBlock& block, const TrainConfig& config, const Tra
         for (int64_t i = n - 1; i > 0; --i)
             std::swap(order[static_cast<size_t>(i)], order[shuffle.next() % static_cast<uint64_t>(i + 1)]);
         double total = 0, chunk = 0;
-        int64_t chunkCount = 0, batchIndex = 0;
+        int64_t chunkCount = 0, batchIndex = 0, stepsThisEpoch = 0;
         for (int64_t b = 0; b < n; b += config.batch, ++batchIndex) {
             if (stopped()) return false;
-            if (skipped < config.skipSteps) {
+            if (skipped < skip) {
                 ++skipped;
                 continue;
             }
@@ -249,6 +261,7 @@ bool runTraining(gluon::HybridBlock& block, const TrainConfig& config, const Tra
             } else {
                 sum = samples::trainBatch(block, *loss, *trainer, x, y);
             }
+            ++stepsThisEpoch;
             ++steps;
             total += sum;
             chunk += sum;
@@ -262,13 +275,14 @@ bool runTraining(gluon::HybridBlock& block, const TrainConfig& config, const Tra
             }
             if (last) {
                 status(QStringLiteral("Training step %1 done (epoch %2, mini-batch %3 of %4)")
-                           .arg(config.skipSteps + steps)
+                           .arg(skip + steps)
                            .arg(epoch)
                            .arg(batchIndex + 1)
                            .arg(batches));
                 return true;
             }
         }
+        if (stepsThisEpoch == 0) continue; // passed over entirely: no epoch to report
         EpochResult result;
         result.gradients = gradientsOf(block);
         result.report.epoch = epoch;

@@ -58,12 +58,21 @@ struct TrainCallbacks {
         step;
 };
 
+/// What a training may keep for the next one (the Train dock's debug steps): the loss and the
+/// trainer, so that Adam's moments carry over from one step to the next. runTraining makes what is
+/// missing. Used by one training thread at a time; the panel replaces it only while none runs.
+struct TrainState {
+    std::shared_ptr<gluon::HybridBlock> loss;
+    std::shared_ptr<gluon::Trainer> trainer;
+};
+
 /// Trains `block` on the sample's data, as samples::train does (shuffled mini-batches, softmax
 /// cross-entropy, a Trainer), with a stop check between mini-batches and, after each epoch, the
 /// accuracies, the gradient statistics of every parameter and (2-D data) the decision picture.
 /// Returns false when stopped (by the flag or by `step`), true when every epoch (or maxSteps steps) ran. Throws opscope::Error on a bad setting. Only while nothing else
 /// calls the block.
-bool runTraining(gluon::HybridBlock& block, const TrainConfig& config, const TrainCallbacks& callbacks);
+bool runTraining(gluon::HybridBlock& block, const TrainConfig& config, const TrainCallbacks& callbacks,
+    const std::shared_ptr<TrainState>& state = nullptr);
 
 /// Copies the untrained weights of `samples::makeSample(sample, seed, false)` into `block`'s
 /// parameters, matched by name.

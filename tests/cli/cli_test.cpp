@@ -238,6 +238,12 @@ TEST(Cli, TrainStopsAtABreakpointInTheBackwardPass)
     EXPECT_NE(norm.out.find("watch outputs if grad norm>1"), std::string::npos) << norm.out;
     EXPECT_NE(norm.out.find("_backward ("), std::string::npos) << norm.out;
 
+    // A breakpoint on the very first op of the first step is a hit, not the step's entry.
+    Result first = run("train sample:mlp --epochs 1 --break hybridsequential0_dense0_fwd");
+    ASSERT_EQ(first.status, 0) << lastStderr();
+    EXPECT_NE(first.out.find("training step 1)"), std::string::npos) << first.out;
+    EXPECT_NE(first.out.find("reason: breakpoint"), std::string::npos) << first.out;
+
     EXPECT_EQ(run("train sample:mlp --break nosuch_backward").status, 2);
     EXPECT_NE(lastStderr().find("nosuch_backward"), std::string::npos) << lastStderr();
     EXPECT_EQ(run("train sample:mlp --break-on \"grad bogus\"").status, 2);

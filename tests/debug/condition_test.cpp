@@ -144,5 +144,11 @@ TEST(Condition, GradientsOnly)
     EXPECT_NE(Condition::parse("norm>10"), n); // the same test on every tensor
     EXPECT_THROW(Condition::parse("grad grad nan"), UsageError);
     EXPECT_THROW(Condition::parse("grad norm<3"), UsageError);
+    try {
+        Condition::parse("grad foo");
+        ADD_FAILURE() << "expected a UsageError";
+    } catch (const UsageError& e) {
+        EXPECT_NE(std::string(e.what()).find("'grad foo'"), std::string::npos) << e.what();
+    }
     EXPECT_TRUE(c.needsStats());
 }

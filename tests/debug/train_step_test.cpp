@@ -165,6 +165,7 @@ TEST(TrainStep, BreakpointInABackwardNode)
     std::lock_guard lock(f.listener.m_mutex);
     const auto graph = f.session.graph();
     ASSERT_TRUE(graph);
+    EXPECT_TRUE(graph->findNode("label")) << "the label variable";
     bool inBackward = false;
     size_t forward = 0, backward = 0;
     for (const OpRecord& r : f.listener.m_record.ops) {
@@ -359,8 +360,21 @@ TEST(TrainStep, BatchNormAndResidualsTrainAsAutogradDoes)
     session.setTraining(loss, trainer);
     session.start(); // a forward run first (inference mode): nothing changes
     ASSERT_TRUE(listener.waitEnded(1));
+    // A step stopped in its backward pass changes nothing, running statistics included (the
+    // forward pass in training mode has computed new ones by then).
+    const auto before = weightsOf(*s.block);
+    const int bp = session.addBreakpoint(Breakpoint::watch(Condition::parse("grad")));
+    listener.runsExpected = 2;
     session.startTrainStep();
+    EXPECT_TRUE(listener.waitPause(1).op.starts_with("_backward_"));
+    session.stop();
     ASSERT_TRUE(listener.waitEnded(2));
+    EXPECT_FALSE(session.lastTrainStep()->updated);
+    for (const auto& [name, w] : weightsOf(*s.block))
+        EXPECT_EQ(maxAbsDiff(w, before.at(name)), 0.0f) << name << " changed by a stopped step";
+    session.removeBreakpoint(bp);
+    session.startTrainStep();
+    ASSERT_TRUE(listener.waitEnded(3));
     const auto result = session.lastTrainStep();
     ASSERT_TRUE(result && result->updated) << (result ? result->error : "no result");
 

@@ -265,6 +265,12 @@ TEST(Train, DebugOneStepShowsTheTrainingGraphAndStopsInTheBackwardPass)
     ASSERT_TRUE(runEnd.wait(kWaitMs));
     EXPECT_LT(g->nodeId(QStringLiteral("hybridsequential0_dense1_fwd_backward")), 0);
     EXPECT_GE(g->nodeId(QStringLiteral("hybridsequential0_dense1_fwd")), 0);
+    // The model's own graph object (the view keeps its expansions across forward runs).
+    EXPECT_EQ(g->graph(), c->model()->graph);
+    g->setExpanded(QStringLiteral("hybridsequential0"), false);
+    ASSERT_TRUE(w->startRun());
+    ASSERT_TRUE(runEnd.wait(kWaitMs));
+    EXPECT_FALSE(g->isExpanded(QStringLiteral("hybridsequential0"))) << "a forward run reset the view";
 }
 
 TEST(Train, StopAtBreakpointsCatchesANanGradientAndStopLeavesTheWeights)

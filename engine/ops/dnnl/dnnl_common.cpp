@@ -62,7 +62,7 @@ void SrcDstKernel::run(std::span<const Tensor* const> in, std::span<Tensor* cons
     s.wait();
     Eigen::Map<Eigen::ArrayXf> y(out[0]->data(), out[0]->size());
     if (m_scale != 1.0f) y *= m_scale;
-    if (m_keepNaN) {
+    if (m_keepNaN && x.size() == out[0]->size()) { // eltwise: one value out for each value in
         const Eigen::Map<const Eigen::ArrayXf> a(x.data(), x.size());
         y = a.isNaN().select(a, y);
     }
