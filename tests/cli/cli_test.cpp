@@ -71,6 +71,7 @@ TEST(Cli, ListsTheSamples)
 
 TEST(Cli, InfoOfAnMxnetFile)
 {
+    OPSCOPE_NEEDS_SHARED("models/mnist-symbol.json", "models/mnist-0035.params");
     Result r = run("info " + test::shared("models/mnist-symbol.json") + " --input data=1x1x28x28");
     ASSERT_EQ(r.status, 0) << lastStderr();
     EXPECT_NE(r.out.find("Convolution 2"), std::string::npos) << r.out;
@@ -156,7 +157,12 @@ TEST(Cli, ExitStatuses)
     }
     EXPECT_EQ(run("run sample:mlp --input data=" + (dir / "bad.npy").string()).status, 3);
     EXPECT_NE(lastStderr().find("bad.npy"), std::string::npos) << lastStderr();
+}
 
+TEST(Cli, AWrongInputShapeFailsTheRunNamingTheNode)
+{
+    OPSCOPE_NEEDS_SHARED("models/mnist-symbol.json", "models/mnist-0035.params");
+    const fs::path dir = tempDir("status-shape");
     // A shape the model cannot take fails the run and names the node and both shapes.
     writeNpy((dir / "wrong.npy").string(), Tensor::ones(Shape({ 2, 3 })).view());
     Result r = run(test::shared("models/mnist-symbol.json") + " --input data=" + (dir / "wrong.npy").string());

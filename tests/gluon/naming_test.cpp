@@ -157,8 +157,9 @@ TEST(GluonNaming, ConvBatchNormPoolingConcat)
 // parameter names and shapes.
 TEST(GluonNaming, MnistGraphMatchesMxnetExport)
 {
+    OPSCOPE_NEEDS_SHARED("models/mnist-symbol.json");
     std::ifstream in(test::shared("models/mnist-symbol.json"));
-    ASSERT_TRUE(in) << "missing " << test::shared("models/mnist-symbol.json");
+    ASSERT_TRUE(in) << "cannot read " << test::shared("models/mnist-symbol.json");
     const nlohmann::json file = nlohmann::json::parse(in);
     resetNaming();
     for (int skip = 0; skip < 9; ++skip)

@@ -15,6 +15,7 @@ using namespace opscope::gui::test;
 
 TEST(WindowSettings, TheLastModelAndItsBreakpointsComeBack)
 {
+    OPSCOPE_NEEDS_SHARED("models/mnist-symbol.json", "models/mnist-0035.params");
     QSettings().clear();
     const QString file = QString::fromStdString(::opscope::test::shared("models/mnist-symbol.json"));
     {

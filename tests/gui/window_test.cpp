@@ -203,6 +203,7 @@ TEST(Window, ABadFileShowsAnErrorAndKeepsTheModel)
 
 TEST(Window, OpensARealMxnetExportAndRunsIt)
 {
+    OPSCOPE_NEEDS_SHARED("models/lenet-symbol.json", "models/lenet-0001.params");
     auto w = makeWindow();
     ASSERT_TRUE(openAndWait(*w, QString::fromStdString(::opscope::test::shared("models/lenet-symbol.json"))));
     EXPECT_GT(w->graphPanel()->model()->visibleCount(), 5);

@@ -114,6 +114,7 @@ template <class Fn> void fuzz(const std::vector<std::string>& seeds, Mutator& m,
 
 TEST(Fuzz, SymbolJsonReader)
 {
+    OPSCOPE_NEEDS_SHARED("models/mnist-symbol.json", "models/lenet-symbol.json", "models/legacy-mlp-symbol.json", "models/v08-mlp-bn-symbol.json");
     std::vector<std::string> seeds;
     for (const char* f :
         { "mnist-symbol.json", "lenet-symbol.json", "legacy-mlp-symbol.json", "v08-mlp-bn-symbol.json" })
@@ -134,6 +135,7 @@ TEST(Fuzz, SymbolJsonReader)
 
 TEST(Fuzz, ParamsReader)
 {
+    OPSCOPE_NEEDS_SHARED("models/legacy-mlp-0001.params", "models/legacy-ndarray.v0", "models/lenet-0001.params");
     std::vector<std::string> seeds;
     for (const char* f : { "legacy-mlp-0001.params", "legacy-ndarray.v0", "lenet-0001.params" })
         seeds.push_back(readBytes(shared(std::string("models/") + f)));

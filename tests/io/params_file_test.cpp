@@ -53,6 +53,7 @@ NamedTensors smallArrays()
 
 TEST(ParamsFile, MnistExportV2WithArgPrefixes)
 {
+    OPSCOPE_NEEDS_SHARED("models/mnist-0035.params");
     const NamedTensors arrays = loadParams(shared("models/mnist-0035.params"));
     ASSERT_EQ(arrays.size(), 8u);
     const auto m = byName(arrays);
@@ -69,6 +70,7 @@ TEST(ParamsFile, MnistExportV2WithArgPrefixes)
 
 TEST(ParamsFile, LenetExport)
 {
+    OPSCOPE_NEEDS_SHARED("models/lenet-0001.params");
     const auto m = byName(loadParams(shared("models/lenet-0001.params")));
     ASSERT_EQ(m.size(), 8u);
     EXPECT_EQ(m.at("arg:hybridsequential0_conv0_weight").shape(), Shape({ 5, 1, 5, 5 }));
@@ -79,6 +81,7 @@ TEST(ParamsFile, LenetExport)
 // MXNet 0.9: legacy records (the first word is the ndim, dimensions are uint32).
 TEST(ParamsFile, LegacyMlpRecords)
 {
+    OPSCOPE_NEEDS_SHARED("models/legacy-mlp-0001.params");
     const NamedTensors arrays = loadParams(shared("models/legacy-mlp-0001.params"));
     ASSERT_EQ(arrays.size(), 2u);
     EXPECT_EQ(arrays[0].first, "arg:pred_bias");
@@ -91,6 +94,7 @@ TEST(ParamsFile, LegacyMlpRecords)
 // apache/mxnet tests/python/unittest/legacy_ndarray.v0: six unnamed arange(128) arrays.
 TEST(ParamsFile, LegacyNdarrayV0)
 {
+    OPSCOPE_NEEDS_SHARED("models/legacy-ndarray.v0");
     const NamedTensors arrays = loadParams(shared("models/legacy-ndarray.v0"));
     ASSERT_EQ(arrays.size(), 6u);
     for (const auto& [name, t] : arrays) {
@@ -178,6 +182,7 @@ TEST(ParamsFile, V2EmptyArrays)
 
 TEST(ParamsFile, SaveThenLoadIsIdentical)
 {
+    OPSCOPE_NEEDS_SHARED("models/mnist-0035.params");
     NamedTensors arrays = smallArrays();
     arrays.emplace_back("arg:big", Tensor::uniform(Shape({ 3, 4, 5, 2 }), -10, 10));
     arrays.emplace_back("arg:special",
@@ -262,6 +267,11 @@ TEST(ParamsFileErrors, WrongMagic)
     Bytes b = header(1);
     b.u32(0xdeadbeef);
     EXPECT_TRUE(throwsWith<FileError>([&] { parseParams(b.str(), "rec.params"); }, { "byte 24", "0xdeadbeef" }));
+}
+
+TEST(ParamsFileErrors, ASymbolFileIsNotAParamsFile)
+{
+    OPSCOPE_NEEDS_SHARED("models/mnist-symbol.json");
     EXPECT_TRUE(throwsWith<FileError>(
         [&] { loadParams(shared("models/mnist-symbol.json")); }, { "mnist-symbol.json", "magic" }));
 }

@@ -67,6 +67,7 @@ void writeMnistParamsWith(const std::string& path, const std::string& name, cons
 
 TEST(SymbolBlockImports, MnistMatchesPyTorch)
 {
+    OPSCOPE_NEEDS_SHARED("models/mnist-symbol.json", "models/mnist-0035.params");
     auto net = importMnist();
     EXPECT_EQ(net->collect_params().size(), 8u);
     EXPECT_EQ(net->collect_params().at("hybridsequential9_conv0_weight")->shape(), Shape({ 10, 1, 5, 5 }));
@@ -81,6 +82,7 @@ TEST(SymbolBlockImports, MnistMatchesPyTorch)
 
 TEST(SymbolBlockImports, LenetMatchesPyTorch)
 {
+    OPSCOPE_NEEDS_SHARED("models/lenet-symbol.json", "models/lenet-0001.params");
     auto net = SymbolBlock::imports(model("lenet-symbol.json"), { "data" }, model("lenet-0001.params"));
     const Tensor out = net->call(readNpy(fixture("io/image_1x1x28x28.npy")));
     EXPECT_TRUE(tensorsNear(out, readNpy(fixture("io/lenet_out.npy")), 1e-4f, 1e-4f));
@@ -89,6 +91,7 @@ TEST(SymbolBlockImports, LenetMatchesPyTorch)
 // MXNet 0.9 graph and legacy records: Reshape(-1) → FullyConnected → SoftmaxOutput with its label.
 TEST(SymbolBlockImports, LegacyMlpRuns)
 {
+    OPSCOPE_NEEDS_SHARED("models/legacy-mlp-symbol.json", "models/legacy-mlp-0001.params");
     auto net = SymbolBlock::imports(
         model("legacy-mlp-symbol.json"), { "data", "softmax_label" }, model("legacy-mlp-0001.params"));
     const auto out = net->call({ readNpy(fixture("io/legacy_mlp_in.npy")), Tensor::zeros(Shape({ 4 })) });
@@ -99,6 +102,7 @@ TEST(SymbolBlockImports, LegacyMlpRuns)
 // MXNet 0.8 graph without parameters: shapes inferred from the data shape, implicit aux states added.
 TEST(SymbolBlockImports, Version08InfersShapes)
 {
+    OPSCOPE_NEEDS_SHARED("models/v08-mlp-bn-symbol.json");
     auto net = SymbolBlock::imports(model("v08-mlp-bn-symbol.json"), { "data", "softmax_label" });
     net->infer_shape({ Shape({ 2, 100 }), Shape({ 2 }) });
     const ParameterDict params = net->collect_params();
@@ -117,6 +121,7 @@ TEST(SymbolBlockImports, Version08InfersShapes)
 // Op hooks of an imported model report MXNet's tensor names: <node>_<slot>, whole list.
 TEST(SymbolBlockImports, MnistHookNamesFollowMxnet)
 {
+    OPSCOPE_NEEDS_SHARED("models/mnist-symbol.json", "models/mnist-0035.params");
     auto net = importMnist();
     const Tensor x = readNpy(fixture("io/image_1x1x28x28.npy"));
     const std::string p = "hybridsequential9_";
@@ -157,6 +162,7 @@ TEST(SymbolBlockImports, MnistHookNamesFollowMxnet)
 // A SymbolBlock inside a HybridSequential being hybridized: its nodes keep their exact names.
 TEST(SymbolBlockImports, NestedInAHybridizedSequential)
 {
+    OPSCOPE_NEEDS_SHARED("models/mnist-symbol.json", "models/mnist-0035.params");
     resetNaming();
     auto imported = importMnist();
     auto net = std::make_shared<HybridSequential>();
@@ -189,6 +195,7 @@ TEST(SymbolBlockImports, NestedInAHybridizedSequential)
 
 TEST(SymbolBlockErrors, MissingParametersAreAllNamed)
 {
+    OPSCOPE_NEEDS_SHARED("models/mnist-0035.params", "models/mnist-symbol.json");
     const std::string path = tempPath("missing-0000.params");
     NamedTensors arrays;
     for (auto& [n, t] : loadParams(model("mnist-0035.params")))
@@ -200,6 +207,7 @@ TEST(SymbolBlockErrors, MissingParametersAreAllNamed)
 
 TEST(SymbolBlockErrors, ExtraArraysAreNamed)
 {
+    OPSCOPE_NEEDS_SHARED("models/mnist-0035.params", "models/mnist-symbol.json");
     const std::string path = tempPath("extra-0000.params");
     NamedTensors arrays = loadParams(model("mnist-0035.params"));
     arrays.emplace_back("arg:stray_weight", Tensor::ones(Shape({ 2 })));
@@ -214,6 +222,7 @@ TEST(SymbolBlockErrors, ExtraArraysAreNamed)
 // shape is not in the file), naming the parameter and both shapes; nothing runs.
 TEST(SymbolBlockErrors, ParameterShapeContradictsInference)
 {
+    OPSCOPE_NEEDS_SHARED("models/mnist-symbol.json");
     const std::string path = tempPath("wide-0000.params");
     writeMnistParamsWith(path, "hybridsequential9_conv0_weight", Tensor::ones(Shape({ 10, 2, 5, 5 })));
     auto net = SymbolBlock::imports(model("mnist-symbol.json"), { "data" }, path);
@@ -229,6 +238,7 @@ TEST(SymbolBlockErrors, ParameterShapeContradictsInference)
 // A shape that contradicts the variable's `__shape__` is found while loading.
 TEST(SymbolBlockErrors, ParameterShapeContradictsShapeAttribute)
 {
+    OPSCOPE_NEEDS_SHARED("models/mnist-symbol.json");
     const std::string path = tempPath("bias-0000.params");
     writeMnistParamsWith(path, "hybridsequential9_dense0_bias", Tensor::ones(Shape({ 21 })));
     EXPECT_TRUE(throwsWith<ShapeError>([&] { SymbolBlock::imports(model("mnist-symbol.json"), { "data" }, path); },
@@ -238,6 +248,7 @@ TEST(SymbolBlockErrors, ParameterShapeContradictsShapeAttribute)
 // With the data's shape in the file (`__shape__`), inference checks the values while loading.
 TEST(SymbolBlockErrors, InferenceAtLoadTimeWhenInputShapeIsKnown)
 {
+    OPSCOPE_NEEDS_SHARED("models/mnist-symbol.json", "models/mnist-0035.params");
     std::string json = readBytes(model("mnist-symbol.json"));
     const std::string data = "\"name\": \"data\", ";
     json.replace(json.find(data), data.size(), data + "\"attrs\": {\"__shape__\": \"(1, 1, 28, 28)\"}, ");
@@ -252,6 +263,7 @@ TEST(SymbolBlockErrors, InferenceAtLoadTimeWhenInputShapeIsKnown)
 
 TEST(SymbolBlockErrors, MissingOrBrokenParamsFile)
 {
+    OPSCOPE_NEEDS_SHARED("models/mnist-symbol.json");
     EXPECT_TRUE(throwsWith<FileError>(
         [&] { SymbolBlock::imports(model("mnist-symbol.json"), { "data" }, "/nonexistent/mnist-0035.params"); },
         { "/nonexistent/mnist-0035.params", "cannot open" }));
@@ -263,6 +275,7 @@ TEST(SymbolBlockErrors, MissingOrBrokenParamsFile)
 
 TEST(SymbolBlockErrors, BadInputs)
 {
+    OPSCOPE_NEEDS_SHARED("models/mnist-symbol.json", "models/mnist-0035.params");
     EXPECT_THROW(SymbolBlock::imports(model("mnist-symbol.json"), { "image" }), UsageError);
     auto net = importMnist();
     EXPECT_THROW(net->call(std::vector<Tensor> { Tensor::ones(Shape({ 1, 1, 28, 28 })), Tensor::ones(Shape({ 1 })) }),
@@ -333,6 +346,7 @@ TEST(Export, RoundTripThroughImports)
 // Exporting an imported MXNet model reproduces both of MXNet's files byte for byte.
 TEST(Export, ImportedMnistIsWrittenBackUnchanged)
 {
+    OPSCOPE_NEEDS_SHARED("models/mnist-symbol.json", "models/mnist-0035.params");
     auto net = importMnist();
     const std::string prefix = tempPath("mnist");
     export_(*net, prefix, 35);

@@ -75,6 +75,7 @@ std::string tinyJson(const std::string& fcInputs = "[[0, 0, 0], [1, 0, 0], [2, 0
 
 TEST(SymbolJson, EveryModelFileLoads)
 {
+    OPSCOPE_NEEDS_SHARED("models/mnist-symbol.json", "models/lenet-symbol.json", "models/legacy-mlp-symbol.json", "models/v08-mlp-bn-symbol.json");
     for (const std::string& f : kSymbolFiles) {
         SCOPED_TRACE(f);
         Graph g = loadShared(f);
@@ -86,6 +87,7 @@ TEST(SymbolJson, EveryModelFileLoads)
 
 TEST(SymbolJson, MnistNodesInFileOrderWithHiddenAttributes)
 {
+    OPSCOPE_NEEDS_SHARED("models/mnist-symbol.json");
     Graph g = loadShared("mnist-symbol.json");
     ASSERT_EQ(g.size(), 19u);
     EXPECT_EQ(g.node(0).name, "data");
@@ -103,6 +105,7 @@ TEST(SymbolJson, MnistNodesInFileOrderWithHiddenAttributes)
 // lenet's node_row_ptr came from an MKLDNN build (Pooling with 2 outputs): it is recomputed.
 TEST(SymbolJson, LenetRowPtrIsRecomputed)
 {
+    OPSCOPE_NEEDS_SHARED("models/lenet-symbol.json");
     Graph g = loadShared("lenet-symbol.json");
     ASSERT_EQ(g.size(), 19u);
     for (uint32_t i = 0; i <= g.size(); ++i)
@@ -116,6 +119,7 @@ TEST(SymbolJson, LenetRowPtrIsRecomputed)
 // MXNet 0.9.4: `attr` instead of `attrs`; softmax_label is an input of SoftmaxOutput.
 TEST(SymbolJson, LegacyMlpVersion09)
 {
+    OPSCOPE_NEEDS_SHARED("models/legacy-mlp-symbol.json");
     Graph g = loadShared("legacy-mlp-symbol.json");
     EXPECT_EQ(names(g),
         (std::vector<std::string> {
@@ -138,6 +142,7 @@ TEST(SymbolJson, LegacyMlpVersion09)
 // hidden ones (UpgradeJSON_FixParsing).
 TEST(SymbolJson, Version08UpgradedLikeMxnet)
 {
+    OPSCOPE_NEEDS_SHARED("models/v08-mlp-bn-symbol.json");
     Graph g = loadShared("v08-mlp-bn-symbol.json");
     const Node& bn = nodeNamed(g, "batchnorm0");
     ASSERT_EQ(bn.inputs.size(), 5u);
@@ -178,12 +183,14 @@ TEST(SymbolJson, Version08UpgradedLikeMxnet)
 // Written back, an MXNet 1.6 export is the same file, byte for byte.
 TEST(SymbolJson, SaveReproducesMxnetExportByteForByte)
 {
+    OPSCOPE_NEEDS_SHARED("models/mnist-symbol.json");
     const std::string original = readBytes(shared("models/mnist-symbol.json"));
     EXPECT_EQ(saveSymbolJson(parseSymbolJson(original, "mnist-symbol.json")), original);
 }
 
 TEST(SymbolJson, SaveThenParseGivesTheSameGraph)
 {
+    OPSCOPE_NEEDS_SHARED("models/mnist-symbol.json", "models/lenet-symbol.json", "models/legacy-mlp-symbol.json", "models/v08-mlp-bn-symbol.json");
     for (const std::string& f : kSymbolFiles) {
         SCOPED_TRACE(f);
         Graph g = loadShared(f);

@@ -1,0 +1,21 @@
+# Runs a test executable as a clone of the repository alone would: OPSCOPE_SHARED_DIR names an
+# empty folder. Every test must pass or skip (visibly, with its reason), and at least one must skip.
+# Usage: cmake -DTEST_BIN=... -DEMPTY_DIR=... -P run_without_shared.cmake
+file(REMOVE_RECURSE "${EMPTY_DIR}")
+file(MAKE_DIRECTORY "${EMPTY_DIR}")
+set(ENV{OPSCOPE_SHARED_DIR} "${EMPTY_DIR}")
+set(ENV{OMP_NUM_THREADS} 1)
+set(ENV{QT_QPA_PLATFORM} offscreen)
+execute_process(COMMAND "${TEST_BIN}" RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT status EQUAL 0)
+    message(FATAL_ERROR "${TEST_BIN} failed without the shared folder (status ${status}):\n${out}\n${err}")
+endif()
+string(REGEX MATCH "\\[  SKIPPED \\] ([0-9]+) test" skipped "${out}")
+if(NOT CMAKE_MATCH_1)
+    message(FATAL_ERROR "${TEST_BIN}: no test was skipped although ${EMPTY_DIR} is empty:\n${out}")
+endif()
+string(FIND "${out}${err}" "OPSCOPE_SHARED_DIR" named)
+if(named EQUAL -1)
+    message(FATAL_ERROR "${TEST_BIN}: the skip reasons do not say how to provide the files:\n${out}")
+endif()
+message(STATUS "${CMAKE_MATCH_1} tests skipped without the shared folder")
