@@ -25,6 +25,10 @@ int runWithBreakpoints(const RunOptions& o)
         return fail(kUsage, e.what());
     }
     if (!o.hooks.empty()) return fail(kUsage, "--hooks cannot be combined with --break or --break-on");
+    for (const debug::Breakpoint& b : breaks)
+        if (b.condition.gradientsOnly)
+            return fail(kUsage, "--break-on '" + b.condition.str()
+                    + "': gradient conditions test a training step's backward pass; use them with opscope-cli train");
 
     LoadedModel m;
     std::vector<Tensor> inputs;
@@ -39,8 +43,10 @@ int runWithBreakpoints(const RunOptions& o)
         for (const debug::Breakpoint& b : breaks) {
             if (b.kind != debug::Breakpoint::Kind::Node) continue;
             auto id = g->findNode(b.location);
-            if (!id || g->node(*id).isVariable())
-                return fail(kUsage, "--break " + b.location + ": the model has no operator node of that name");
+            if (!id) return fail(kUsage, "--break " + b.location + ": the model has no node of that name");
+            // A variable breaks before the first op that reads it.
+            if (g->node(*id).isVariable() && !g->firstReader(*id))
+                return fail(kUsage, "--break " + b.location + ": no operator reads this variable");
         }
         if (o.mode == "static_alloc")
             m.block->hybridize(true, true);
@@ -82,10 +88,14 @@ int runWithBreakpoints(const RunOptions& o)
                 writeNpy((fs::path(o.outputs) / ("output" + std::to_string(i) + ".npy")).string(), outputs[i].view());
     } catch (const FileError& e) {
         return fail(kUsage, e.what());
-    } catch (const Error& e) {
+    } catch (const std::bad_alloc&) {
+        return fail(kRunFailed, "out of memory while running the model");
+    } catch (const std::exception& e) {
         return fail(kRunFailed, e.what());
     }
-    return kOk;
+    // Scripts ask "did it stop" (was there a NaN?) by the exit status.
+    std::cout << "no breakpoint hit\n";
+    return kNoHit;
 }
 
 } // namespace opscope::cli

@@ -4,6 +4,7 @@
 #include "load/model_loader.h"
 #include "core/error.h"
 #include "debug/tensor_stats.h"
+#include "io/file_names.h"
 #include "io/npy.h"
 #include "models/registry.h"
 
@@ -80,14 +81,14 @@ int prepareRun(const RunOptions& o, LoadedModel& m, std::vector<Tensor>& inputs)
 {
     try {
         m = loadModel(o.model, o.params, o.seed);
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {
         return fail(kBadFile, e.what());
     }
     try {
         inputs = gatherInputs(m, o.inputs, o.seed);
     } catch (const LoadError& e) {
         return fail(kBadFile, e.what());
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {
         return fail(kUsage, e.what());
     }
     for (const std::string& dir : { o.dump, o.outputs }) {
@@ -104,7 +105,8 @@ int prepareRun(const RunOptions& o, LoadedModel& m, std::vector<Tensor>& inputs)
 int listCommand()
 {
     for (const std::string& n : samples::sampleNames())
-        std::cout << "sample:" << n << "\t" << samples::sampleDescription(n) << "\n";
+        std::cout << "sample:" << n << "\t" << samples::sampleDescription(n) << "\t" << samples::sampleWeights(n)
+                  << "\n";
     return kOk;
 }
 
@@ -113,7 +115,7 @@ int infoCommand(const std::string& model, const std::string& params, const std::
     LoadedModel m;
     try {
         m = loadModel(model, params, 0);
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {
         return fail(kBadFile, e.what());
     }
     try {
@@ -199,7 +201,7 @@ int infoCommand(const std::string& model, const std::string& params, const std::
         return kOk;
     } catch (const UsageError& e) {
         return fail(kUsage, e.what());
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {
         return fail(kBadFile, e.what());
     }
 }
@@ -229,6 +231,7 @@ int runCommand(const RunOptions& o)
         applyMode(*m.block, o.mode);
         uint64_t seq = 0;
         std::string dumpError;
+        FileNamer dumpNames; // tensor names come from the model: made safe file names inside DIR
         if (hookOut || !o.dump.empty()) {
             m.block->register_op_hook(
                 [&](std::string_view name, std::string_view op, const TensorView& v) {
@@ -251,12 +254,13 @@ int runCommand(const RunOptions& o)
                         j["nan"] = s.nan;
                         j["inf"] = s.inf();
                         j["zeros"] = s.zeros;
+                        if (!o.dump.empty()) j["file"] = dumpNames.fileFor(tensor, ".npy");
                         *hookOut << j.dump() << "\n";
                     }
                     ++seq;
                     if (!o.dump.empty() && dumpError.empty()) {
                         try {
-                            writeNpy((fs::path(o.dump) / (tensor + ".npy")).string(), v);
+                            writeNpy((fs::path(o.dump) / dumpNames.fileFor(tensor, ".npy")).string(), v);
                         } catch (const Error& e) {
                             dumpError = e.what();
                         }
@@ -281,7 +285,9 @@ int runCommand(const RunOptions& o)
                 writeNpy((fs::path(o.outputs) / ("output" + std::to_string(i) + ".npy")).string(), outputs[i].view());
     } catch (const FileError& e) {
         return fail(kUsage, e.what());
-    } catch (const Error& e) {
+    } catch (const std::bad_alloc&) {
+        return fail(kRunFailed, "out of memory while running the model");
+    } catch (const std::exception& e) {
         return fail(kRunFailed, e.what());
     }
     return kOk;

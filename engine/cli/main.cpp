@@ -67,9 +67,17 @@ int main(int argc, char** argv)
         app.exit(e);
         return kUsage;
     }
-    if (app.got_subcommand("list")) return listCommand();
-    if (app.got_subcommand("train")) return trainCommand(t);
-    if (app.got_subcommand("info")) return infoCommand(infoModel, infoParams, infoInputs);
-    if (!r.breaks.empty() || !r.breakOn.empty()) return runWithBreakpoints(r);
-    return runCommand(r);
+    // Each command turns its own failures into its exit status; this is the last line of defence,
+    // so that nothing a file or an argument does ends the program without a message.
+    try {
+        if (app.got_subcommand("list")) return listCommand();
+        if (app.got_subcommand("train")) return trainCommand(t);
+        if (app.got_subcommand("info")) return infoCommand(infoModel, infoParams, infoInputs);
+        if (!r.breaks.empty() || !r.breakOn.empty()) return runWithBreakpoints(r);
+        return runCommand(r);
+    } catch (const std::bad_alloc&) {
+        return fail(kRunFailed, "out of memory");
+    } catch (const std::exception& e) {
+        return fail(kRunFailed, e.what());
+    }
 }

@@ -2,6 +2,7 @@
 
 #include "debug/pause_event.h"
 #include "debug/run_record.h"
+#include "io/file_names.h"
 #include "io/npy.h"
 
 #include <filesystem>
@@ -91,8 +92,9 @@ void printPause(std::ostream& out, const debug::PauseEvent& e, const std::vector
 void dumpPause(const debug::PauseEvent& e, const std::string& dir)
 {
     if (dir.empty()) return;
+    FileNamer names;
     for (const debug::PausedTensor& t : e.tensors)
-        writeNpy((std::filesystem::path(dir) / (t.name + ".npy")).string(), t.values.view());
+        writeNpy((std::filesystem::path(dir) / names.fileFor(t.name, ".npy")).string(), t.values.view());
 }
 
 } // namespace opscope::cli

@@ -38,7 +38,8 @@ public:
 /// The paused node: operator, phase, reason (with the breakpoints that hit), block, each tensor's
 /// statistics and the focus tensor's histogram.
 void printPause(std::ostream& out, const debug::PauseEvent& e, const std::vector<debug::Breakpoint>& breakpoints);
-/// Writes every tensor of the pause to DIR/<tensor name>.npy (nothing when `dir` is empty).
+/// Writes every tensor of the pause to DIR/<tensor name>.npy (nothing when `dir` is empty), the name
+/// made a safe file name (safeFileName: nothing is written outside DIR).
 void dumpPause(const debug::PauseEvent& e, const std::string& dir);
 
 } // namespace opscope::cli

@@ -50,12 +50,12 @@ public:
             for (const debug::Breakpoint& b : m_breaks) {
                 if (b.kind != debug::Breakpoint::Kind::Node || !graph) continue;
                 auto id = graph->findNode(b.location);
-                if (!id || graph->node(*id).isVariable()) {
+                if (!id || (graph->node(*id).isVariable() && !graph->firstReader(*id))) {
                     m_session.stop();
                     m_listener.waitDone();
                     m_status = kUsage;
                     m_error = "--break " + b.location
-                        + ": a training step has no operator node of that name (forward, loss or <node>_backward)";
+                        + ": a training step has no node of that name (forward, loss or <node>_backward) that an operator reads";
                     return std::nullopt;
                 }
             }
@@ -120,7 +120,7 @@ int trainCommand(const TrainOptions& o)
     try {
         sample = samples::makeSample(name, o.seed, false); // from its initial parameters, reproducibly
         setup = samples::trainingSetup(name, o.seed);
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {
         return fail(kUsage, std::string("train: ") + e.what());
     }
     std::vector<debug::Breakpoint> breaks;
@@ -167,13 +167,13 @@ int trainCommand(const TrainOptions& o)
                 std::cout << line << std::endl;
             },
             step);
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {
         return fail(kRunFailed, std::string("train: ") + e.what());
     }
     if (ended) {
         return debugged->m_status == kOk ? kOk : fail(debugged->m_status, "train: " + debugged->m_error);
     }
-    if (debugged) std::cout << "no breakpoint or watchpoint hit\n";
+    if (debugged) std::cout << "no breakpoint hit\n";
     if (!o.save.empty()) {
         try {
             gluon::export_(*sample.block, o.save, 0);
@@ -182,7 +182,7 @@ int trainCommand(const TrainOptions& o)
         }
         std::cout << "saved " << o.save << "-symbol.json and " << o.save << "-0000.params\n";
     }
-    return kOk;
+    return debugged ? kNoHit : kOk;
 }
 
 } // namespace opscope::cli

@@ -35,6 +35,13 @@ public:
     using Error::Error;
 };
 
+/// A tensor or a plan that needs more memory than the engine may use (memoryLimit()), or a size
+/// that 64-bit arithmetic cannot hold; names what asked for it, the shape and the bytes.
+class ResourceError : public Error {
+public:
+    using Error::Error;
+};
+
 /// Misuse of an API: wrong flags, wrong number of inputs, calls in the wrong state.
 class UsageError : public Error {
 public:

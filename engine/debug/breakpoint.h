@@ -10,7 +10,9 @@ namespace opscope::debug {
 
 /// Where and when a run should pause. A value type: the Session stores them (under its mutex)
 /// and hands out copies.
-///  - Node: on the node `location`, before it runs (its inputs) or after (its outputs).
+///  - Node: on the node `location`, before it runs (its inputs) or after (its outputs). On a
+///    variable (a data input or a parameter), before the first op that reads it (Graph::firstReader),
+///    testing that input; `phase` is then ignored.
 ///  - Tensor: on one tensor `location` = "<node>_<slot>" (MXNet's op-hook name); an input slot
 ///    is tested before the node runs, an output slot after. `phase` is ignored.
 ///  - Watch: on every op node (a watchpoint), tested on its inputs (Before) or outputs (After).

@@ -76,8 +76,14 @@ void DebugObserver::compile(const Graph& graph)
             m_watches.push_back({ b.id, b.kind, b.phase, -1, b.condition });
             break;
         case Breakpoint::Kind::Node:
-            if (auto id = graph.findNode(b.location); id && !graph.node(*id).isVariable())
+            if (auto id = graph.findNode(b.location); id && !graph.node(*id).isVariable()) {
                 m_byNode[*id].push_back({ b.id, b.kind, b.phase, -1, b.condition });
+            } else if (id) {
+                // A variable (input, parameter): before the first op that reads it, on that input.
+                if (auto reader = graph.firstReader(*id))
+                    m_byNode[reader->first].push_back(
+                        { b.id, b.kind, OpPhase::Before, static_cast<int>(reader->second), b.condition });
+            }
             break;
         case Breakpoint::Kind::Tensor:
             // "<node>_<slot>": node names contain '_' too, so try every split.

@@ -101,6 +101,9 @@ uint64_t Session::startTrainStep(StartMode mode)
 uint64_t Session::startJob(StartMode mode, Job job)
 {
     std::lock_guard lock(m_mutex);
+    // A session being destroyed takes no new work, also from a listener that starts the next run
+    // from runFinished: the destructor would otherwise never get to join the worker.
+    if (m_shutdown) return 0;
     if (m_running) throw UsageError("debug session: a run is already active");
     if (!m_block) throw UsageError("debug session: no model loaded");
     if (m_inputs.size() != m_inputNames.size())
@@ -267,7 +270,13 @@ void Session::workerLoop()
         {
             std::unique_lock lock(m_mutex);
             m_cv.wait(lock, [&] { return m_shutdown || m_jobPending; });
-            if (m_shutdown && !m_jobPending) return;
+            if (m_shutdown) {
+                // A job accepted just before the shutdown is dropped, not run.
+                m_jobPending = false;
+                m_running = false;
+                m_idleCv.notify_all();
+                return;
+            }
             m_jobPending = false;
             runId = m_lastRunId;
             mode = m_startMode;

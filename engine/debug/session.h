@@ -73,7 +73,8 @@ public:
 
     /// Starts one forward pass on the worker; returns its run id (1, 2, …). Throws UsageError when
     /// a run is active or no model / wrong number of inputs is set. Errors of the model itself are
-    /// reported to the listener (runFailed).
+    /// reported to the listener (runFailed). Once the destructor has begun, starts nothing and
+    /// returns 0 (a listener that starts the next run from runFinished cannot keep the session alive).
     uint64_t start(StartMode mode = StartMode::Run);
 
     /// What a training step needs besides the model: a loss block called as loss(prediction, label)

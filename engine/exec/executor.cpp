@@ -1,6 +1,7 @@
 #include "exec/executor.h"
 
 #include "core/error.h"
+#include "tensor/memory_limit.h"
 #include "tensor/random.h"
 
 #include <algorithm>
@@ -131,6 +132,7 @@ void Executor::plan(std::span<const Tensor> variables)
     for (size_t e = 0; e < m_values.size(); ++e)
         m_outPtrs[e] = &m_values[e];
     m_remaining = m_useCount;
+    checkPlanFits();
     m_inViews.resize(maxIn);
     m_outViews.resize(maxOut);
     m_planVariableShapes = varShapes;
@@ -138,6 +140,37 @@ void Executor::plan(std::span<const Tensor> variables)
     m_buffersReady = false;
     m_viewsReady = false;
     recomputeWants();
+}
+
+void Executor::checkPlanFits()
+{
+    // The memory of the run at its peak, before the first buffer is allocated: with static_alloc
+    // every output at once, otherwise as the run frees each intermediate after its last use.
+    const Graph& g = *m_graph;
+    std::vector<uint32_t> remaining = m_useCount;
+    int64_t live = 0, peak = 0;
+    uint32_t peakNode = 0;
+    auto bytesOf = [&](uint32_t e) { return tensorBytes(m_shapes[e]); };
+    for (const Step& s : m_steps) {
+        for (uint32_t k = 0; k < s.outCount; ++k)
+            live += bytesOf(s.outBegin + k);
+        if (live > peak) {
+            peak = live;
+            peakNode = s.node;
+        }
+        if (m_flags.static_alloc) continue;
+        for (uint32_t k = 0; k < s.inCount; ++k) {
+            const uint32_t e = m_inEntries[s.inBegin + k];
+            if (!m_isVariableEntry[e] && --remaining[e] == 0) live -= bytesOf(e);
+        }
+        for (uint32_t k = 0; k < s.outCount; ++k)
+            if (remaining[s.outBegin + k] == 0) live -= bytesOf(s.outBegin + k);
+    }
+    m_peakBytes = peak;
+    if (peak > memoryLimit())
+        throw ResourceError("the run needs " + formatBytes(peak) + " for its tensors at its peak (at "
+            + g.describe(peakNode) + "), more than the memory the engine may use (" + formatBytes(memoryLimit())
+            + "; OPSCOPE_MEMORY_LIMIT sets it)");
 }
 
 bool Executor::notify(uint32_t stepIndex, OpPhase phase)
@@ -199,9 +232,17 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
     const bool keep = m_flags.static_alloc;
     if (!keep || !m_buffersReady) {
         if (keep) {
-            for (const Step& s : m_steps)
-                for (uint32_t k = 0; k < s.outCount; ++k)
-                    m_values[s.outBegin + k] = Tensor(m_shapes[s.outBegin + k]);
+            for (const Step& s : m_steps) {
+                try {
+                    for (uint32_t k = 0; k < s.outCount; ++k)
+                        m_values[s.outBegin + k] = Tensor(m_shapes[s.outBegin + k]);
+                } catch (const ResourceError& e) {
+                    for (const Step& t : m_steps) // what was allocated goes, so a retry starts clean
+                        for (uint32_t k = 0; k < t.outCount; ++k)
+                            m_values[t.outBegin + k] = Tensor();
+                    throw ResourceError(g.describe(s.node) + ": " + e.what());
+                }
+            }
             m_buffersReady = true;
             m_viewsReady = false;
         } else {
@@ -234,8 +275,12 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
     for (uint32_t i = 0; i < nsteps; ++i) {
         const Step& s = m_steps[i];
         if (!keep) {
-            for (uint32_t k = 0; k < s.outCount; ++k)
-                m_values[s.outBegin + k] = Tensor(m_shapes[s.outBegin + k]);
+            try {
+                for (uint32_t k = 0; k < s.outCount; ++k)
+                    m_values[s.outBegin + k] = Tensor(m_shapes[s.outBegin + k]);
+            } catch (const ResourceError& e) {
+                throw ResourceError(g.describe(s.node) + ": " + e.what());
+            }
         }
         if (hasPhase(s.wants, OpPhase::Before) && notify(i, OpPhase::Before)) {
             result.status = RunStatus::Stopped;

@@ -62,10 +62,14 @@ public:
     const std::vector<Shape>& entryShapes() const { return m_shapes; }
     /// Kernel backends of the current plan, by node id ("" for variables).
     std::vector<std::string> kernelBackends() const;
+    /// Bytes of the plan's tensors at their peak (checked against memoryLimit() when planning;
+    /// ResourceError names the node where a plan that does not fit peaks).
+    int64_t plannedPeakBytes() const { return m_peakBytes; }
 
 private:
     void plan(std::span<const Tensor> variables);
     void recomputeWants();
+    void checkPlanFits();
     bool notify(uint32_t stepIndex, OpPhase phase);
 
     std::shared_ptr<const Graph> m_graph;
@@ -102,6 +106,7 @@ private:
     std::vector<uint32_t> m_variableInputs; // indexes into m_inEntries of inputs that are variables
     bool m_viewsReady = false;
     bool m_anyWants = false;
+    int64_t m_peakBytes = 0;
 };
 
 } // namespace opscope

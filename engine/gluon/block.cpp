@@ -302,6 +302,15 @@ void HybridBlock::infer_shape(const std::vector<Shape>& inputShapes)
 void HybridBlock::finishDeferredInit(const std::vector<Value>& inputs)
 {
     if (m_paramsReady) return;
+    std::vector<Shape> shapes;
+    for (const Value& v : inputs)
+        shapes.push_back(v.tensor().shape());
+    initializeFor(shapes);
+}
+
+void HybridBlock::initializeFor(const std::vector<Shape>& shapes)
+{
+    if (m_paramsReady) return;
     const ParameterDict all = collect_params();
     bool deferred = false;
     for (const ParamPtr& p : all.values())
@@ -310,16 +319,13 @@ void HybridBlock::finishDeferredInit(const std::vector<Value>& inputs)
         m_paramsReady = true;
         return;
     }
-    std::vector<Shape> shapes;
-    for (const Value& v : inputs)
-        shapes.push_back(v.tensor().shape());
     // Infer on a graph of its own, leaving a cached graph (if any) untouched.
     auto savedGraph = m_graph;
     auto savedInput = m_bindInput;
     auto savedParam = m_bindParam;
     const bool hadGraph = m_graph != nullptr;
     try {
-        buildGraph(inputs.size());
+        buildGraph(shapes.size());
         infer_shape(shapes);
     } catch (const Error& e) {
         throw ShapeError(

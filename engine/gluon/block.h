@@ -119,6 +119,10 @@ public:
     std::shared_ptr<const Graph> trace(const std::vector<Shape>& inputShapes);
     /// Infers and sets the shapes of this block's parameters from input shapes (MXNet's infer_shape).
     void infer_shape(const std::vector<Shape>& inputShapes);
+    /// Completes every deferred parameter initialisation for inputs of these shapes without running
+    /// the block (what the first call would do), so the parameters are fixed from then on: a later
+    /// input of another shape that contradicts them is a ShapeError. A cached graph is left as is.
+    void initializeFor(const std::vector<Shape>& inputShapes);
     /// The executor of the cached graph (null before the first hybridized call).
     Executor* executor() const { return m_exec.get(); }
     /// Forgets the traced graph and executor (MXNet's _clear_cached_op).

@@ -1,6 +1,7 @@
 #include "graph/graph.h"
 
 #include "core/error.h"
+#include "tensor/memory_limit.h"
 #include "ops/registry.h"
 
 #include <unordered_map>
@@ -98,7 +99,7 @@ void Graph::finalize()
         if (e.node >= n)
             throw GraphError(where + ": input refers to node " + std::to_string(e.node) + ", but the graph has only "
                 + std::to_string(n) + " nodes");
-        if (static_cast<int>(e.index) >= m_nodes[e.node].numOutputs)
+        if (e.index >= static_cast<uint32_t>(m_nodes[e.node].numOutputs))
             throw GraphError(where + ": input refers to output " + std::to_string(e.index) + " of "
                 + describe(e.node) + ", which has " + std::to_string(m_nodes[e.node].numOutputs) + " output(s)");
     };
@@ -191,6 +192,16 @@ std::optional<uint32_t> Graph::findNode(const std::string& name) const
     return std::nullopt;
 }
 
+std::optional<std::pair<uint32_t, uint32_t>> Graph::firstReader(uint32_t variable) const
+{
+    for (uint32_t id = variable + 1; id < m_nodes.size(); ++id) {
+        const Node& n = m_nodes[id];
+        for (uint32_t k = 0; k < n.inputs.size(); ++k)
+            if (n.inputs[k].node == variable) return std::make_pair(id, k);
+    }
+    return std::nullopt;
+}
+
 std::string Graph::outputName(const NodeEntry& e) const
 {
     const Node& n = m_nodes[e.node];
@@ -233,6 +244,8 @@ std::vector<Shape> Graph::inferShapes(const std::vector<Shape>& variableShapes) 
         out.assign(static_cast<size_t>(node.numOutputs), Shape());
         try {
             node.def->inferShape(*node.params, in, out);
+        } catch (const ResourceError& e) {
+            throw ResourceError(describe(i) + ": " + e.what());
         } catch (const Error& e) {
             throw ShapeError(describe(i) + ": " + e.what());
         }
@@ -250,6 +263,8 @@ std::vector<Shape> Graph::inferShapes(const std::vector<Shape>& variableShapes) 
             if (!out[k].known() && !(out[k].ndim() > 0 && out[k].size() == 0))
                 throw ShapeError(describe(i) + ": output '" + node.outputSlots[k] + "' has unknown shape "
                     + out[k].str());
+            // Before anything is allocated: an output the machine cannot hold ends here, named.
+            checkTensorFits(out[k], describe(i) + ": output '" + node.outputSlots[k] + "'");
             shapes[entryId(i, static_cast<uint32_t>(k))] = out[k];
         }
     }

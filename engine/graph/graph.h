@@ -63,6 +63,9 @@ public:
     /// Variables that are auxiliary states (BatchNorm moving statistics).
     bool isAuxiliary(uint32_t nodeId) const;
     std::optional<uint32_t> findNode(const std::string& name) const;
+    /// The first op node (in graph order, which is execution order) that reads output 0 of
+    /// `variable`, and the input slot it reads it on; nothing for a variable no op reads.
+    std::optional<std::pair<uint32_t, uint32_t>> firstReader(uint32_t variable) const;
     /// Flat index of an entry: running total of outputs (MXNet's node_row_ptr).
     uint32_t entryId(const NodeEntry& e) const { return m_rowPtr[e.node] + e.index; }
     uint32_t entryId(uint32_t node, uint32_t index) const { return m_rowPtr[node] + index; }

@@ -1,6 +1,7 @@
 #include "io/npy.h"
 
 #include "core/error.h"
+#include "tensor/memory_limit.h"
 
 #include <bit>
 #include <cstdint>
@@ -116,6 +117,8 @@ Tensor parseNpy(const std::string& bytes, const std::string& name)
         fail(name, headerStart, "Fortran-order arrays are not supported (save with C order)");
     const std::string shapeText = dictValue(header, "shape", name, headerStart);
 
+    if (shapeText.size() < 2 || shapeText.front() != '(' || shapeText.back() != ')')
+        fail(name, headerStart, "malformed shape '" + shapeText + "' (expected a tuple such as (1, 28, 28))");
     Shape shape;
     {
         std::string inner = shapeText.substr(1, shapeText.size() - 2);
@@ -176,8 +179,13 @@ Tensor parseNpy(const std::string& bytes, const std::string& name)
         fail(name, headerStart, "unsupported dtype '" + descr + "' (supported: <f4 <f8 <f2 <i4 <i8 |u1 |b1)");
     }
     const size_t dataStart = headerStart + headerLen;
-    const size_t count = static_cast<size_t>(shape.size());
-    const size_t need = count * itemSize;
+    // Sizes from the header are checked before they are used: an element count or byte count that
+    // overflows, or more data than the file holds, is a bad file, never an allocation.
+    const int64_t needBytes = tensorBytes(shape, static_cast<int64_t>(itemSize));
+    if (needBytes < 0)
+        fail(name, headerStart, "shape " + shape.str() + " has more elements than 64-bit sizes can count");
+    const size_t count = static_cast<size_t>(needBytes) / itemSize;
+    const size_t need = static_cast<size_t>(needBytes);
     if (bytes.size() - dataStart < need)
         fail(name, bytes.size(), "data ends early: expected " + std::to_string(need) + " bytes for shape "
             + shape.str() + ", found " + std::to_string(bytes.size() - dataStart));

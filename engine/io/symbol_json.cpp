@@ -26,10 +26,44 @@ constexpr int kMaxOutputs = 1 << 16;
 // The 0.8 upgrade adds at most this many implicit inputs (BatchNorm adds 2).
 constexpr int kMaxImplicitInputs = 16;
 
+// The start of a JSON value for a message, at most kQuoted characters. Only as much of the value
+// is visited as is quoted, so a value nested 100,000 deep costs no more than a flat one (and
+// nlohmann's recursive dump() is never asked to serialise it).
+constexpr size_t kQuoted = 60;
+void appendShortJson(const json& v, std::string& out)
+{
+    if (out.size() >= kQuoted) return;
+    if (v.is_array()) {
+        out += '[';
+        bool first = true;
+        for (const json& item : v) {
+            if (out.size() >= kQuoted) return;
+            if (!first) out += ", ";
+            first = false;
+            appendShortJson(item, out);
+        }
+        out += ']';
+    } else if (v.is_object()) {
+        out += '{';
+        bool first = true;
+        for (auto it = v.begin(); it != v.end(); ++it) {
+            if (out.size() >= kQuoted) return;
+            if (!first) out += ", ";
+            first = false;
+            out += json(it.key()).dump(-1, ' ', false, json::error_handler_t::replace) + ": ";
+            appendShortJson(it.value(), out);
+        }
+        out += '}';
+    } else {
+        out += v.dump(-1, ' ', false, json::error_handler_t::replace).substr(0, kQuoted);
+    }
+}
+
 std::string shortJson(const json& v)
 {
-    std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
-    if (s.size() > 60) s = s.substr(0, 57) + "...";
+    std::string s;
+    appendShortJson(v, s);
+    if (s.size() > kQuoted) s = s.substr(0, kQuoted - 3) + "...";
     return s;
 }
 
@@ -307,7 +341,7 @@ Graph parseSymbolJson(const std::string& text, const std::string& fileName)
         const Node& n = nodes[i];
         for (size_t k = 0; k < n.inputs.size(); ++k) {
             const NodeEntry& e = n.inputs[k];
-            if (static_cast<int>(e.index) >= outputsOf(e.node))
+            if (e.index >= static_cast<uint32_t>(outputsOf(e.node)))
                 throw GraphError(r.node(i, n) + ": input " + std::to_string(k) + " refers to output "
                     + std::to_string(e.index) + " of node " + std::to_string(e.node) + " '" + nodes[e.node].name
                     + "', which has " + std::to_string(outputsOf(e.node)) + " output(s)");
@@ -327,7 +361,7 @@ Graph parseSymbolJson(const std::string& text, const std::string& fileName)
         if (h.node >= count)
             throw GraphError(fileName + ": head " + std::to_string(k) + " refers to node " + std::to_string(h.node)
                 + ", but the file has only " + std::to_string(count) + " nodes");
-        if (static_cast<int>(h.index) >= outputsOf(h.node))
+        if (h.index >= static_cast<uint32_t>(outputsOf(h.node)))
             throw GraphError(fileName + ": head " + std::to_string(k) + " refers to output " + std::to_string(h.index)
                 + " of node " + std::to_string(h.node) + " '" + nodes[h.node].name + "', which has "
                 + std::to_string(outputsOf(h.node)) + " output(s)");

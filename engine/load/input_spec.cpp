@@ -13,8 +13,10 @@ Shape parseShapeX(const std::string& text)
     while (true) {
         const size_t x = text.find('x', start);
         const std::string part = text.substr(start, x == std::string::npos ? std::string::npos : x - start);
-        if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos || part.size() > 9)
+        if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos)
             throw UsageError("shape '" + text + "': expected positive integers separated by 'x', like 1x1x28x28");
+        if (part.size() > 18)
+            throw UsageError("shape '" + text + "': dimension " + part + " is too large");
         const int64_t d = std::stoll(part);
         if (d <= 0) throw UsageError("shape '" + text + "': dimensions must be positive");
         if (s.ndim() == Shape::kMaxDims) throw UsageError("shape '" + text + "': at most 6 dimensions");

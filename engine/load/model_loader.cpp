@@ -58,6 +58,8 @@ LoadedModel loadModel(const std::string& spec, const std::string& paramsFile, ui
                 m.inputShapeHints.push_back(t.shape());
         } catch (const Error& e) {
             throw LoadError(e.what());
+        } catch (const std::exception& e) {
+            throw LoadError(spec + ": " + e.what());
         }
         return m;
     }
@@ -109,6 +111,11 @@ LoadedModel loadModel(const std::string& spec, const std::string& paramsFile, ui
         throw;
     } catch (const Error& e) {
         throw LoadError(e.what());
+    } catch (const std::bad_alloc&) {
+        throw LoadError(spec + ": out of memory while loading the model");
+    } catch (const std::exception& e) {
+        // Nothing the file holds may end the program: any other failure is a bad file too.
+        throw LoadError(spec + ": " + e.what());
     }
     return m;
 }
@@ -131,10 +138,19 @@ std::vector<Tensor> gatherInputs(const LoadedModel& m, const std::vector<std::st
     for (size_t i = 0; i < m.inputNames.size(); ++i) {
         auto it = byName.find(m.inputNames[i]);
         if (it != byName.end()) {
+            const InputSpec& spec = it->second;
             try {
-                inputs.push_back(makeInput(it->second, seed + i));
+                inputs.push_back(makeInput(spec, seed + i));
             } catch (const FileError& e) {
                 throw LoadError(e.what());
+            } catch (const ResourceError& e) {
+                // A generated input the machine cannot hold is a bad argument; a file's, a bad file.
+                const std::string what = "input '" + spec.name + "': " + e.what();
+                if (spec.file.empty()) throw UsageError(what);
+                throw LoadError(spec.file + ": " + what);
+            } catch (const std::exception& e) {
+                if (spec.file.empty()) throw UsageError("input '" + spec.name + "': " + e.what());
+                throw LoadError(spec.file + ": " + e.what());
             }
         } else if (i < m.defaultInputs.size()) {
             inputs.push_back(m.defaultInputs[i]);

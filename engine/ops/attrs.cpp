@@ -31,6 +31,8 @@ int64_t parseIntAttr(std::string_view text)
         t.remove_prefix(1);
     int64_t v = 0;
     auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (ec == std::errc::result_out_of_range || (ec == std::errc() && p == t.data() + t.size() && (v > kMaxAttrInt || v < -kMaxAttrInt)))
+        throw std::invalid_argument("integer out of range (at most " + std::to_string(kMaxAttrInt) + " in magnitude)");
     if (t.empty() || ec != std::errc() || p != t.data() + t.size())
         throw std::invalid_argument("not an integer");
     return v;

@@ -45,6 +45,11 @@ private:
     std::string m_op;
 };
 
+/// The largest magnitude of an integer attribute (MXNet's int range). Kernel sizes, strides, pads and
+/// shape dimensions within it keep every product of two of them inside int64, so shape inference
+/// cannot overflow on what a file says.
+inline constexpr int64_t kMaxAttrInt = 2147483647;
+
 /// Free-standing parsers (throw std::invalid_argument with a short reason; AttrReader adds context).
 int64_t parseIntAttr(std::string_view text);
 double parseFloatAttr(std::string_view text);

@@ -1,6 +1,9 @@
 #include "tensor/allocator.h"
 
+#include "core/error.h"
+
 #include <atomic>
+#include <string>
 #include <new>
 
 namespace opscope {
@@ -28,7 +31,9 @@ namespace detail {
     {
         // Round up to the alignment so vectorised tails may read a whole register.
         const size_t rounded = (bytes + 63) / 64 * 64;
-        void* p = ::operator new(rounded == 0 ? 64 : rounded, kAlign);
+        void* p = ::operator new(rounded == 0 ? 64 : rounded, kAlign, std::nothrow);
+        if (!p)
+            throw ResourceError("out of memory: cannot allocate " + std::to_string(bytes) + " bytes for a tensor");
         g_allocations.fetch_add(1, std::memory_order_relaxed);
         const uint64_t live = g_live.fetch_add(bytes, std::memory_order_relaxed) + bytes;
         uint64_t peak = g_peak.load(std::memory_order_relaxed);

@@ -19,7 +19,7 @@ AllocatorStats allocatorStats();
 void resetPeakBytes();
 
 namespace detail {
-    /// 64-byte aligned buffer of `bytes` bytes; throws std::bad_alloc.
+    /// 64-byte aligned buffer of `bytes` bytes; throws ResourceError when the system has no memory.
     void* allocateBuffer(size_t bytes);
     void freeBuffer(void* p, size_t bytes) noexcept;
 }

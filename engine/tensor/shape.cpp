@@ -1,5 +1,6 @@
 #include "tensor/shape.h"
 
+#include "core/checked.h"
 #include "core/error.h"
 
 namespace opscope {
@@ -42,8 +43,11 @@ int64_t Shape::size() const
 int64_t Shape::product(int begin, int end) const
 {
     int64_t p = 1;
-    for (int i = begin; i < end; ++i)
-        p *= m_dims[static_cast<size_t>(i)];
+    for (int i = begin; i < end; ++i) {
+        const auto r = checkedMul(p, m_dims[static_cast<size_t>(i)]);
+        if (!r) throw ResourceError("shape " + str() + " has more elements than 64-bit sizes can count");
+        p = *r;
+    }
     return p;
 }
 

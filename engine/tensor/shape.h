@@ -28,7 +28,7 @@ public:
     void push_back(int64_t d);
     void resize(int n, int64_t fill = 0);
 
-    /// Product of all dimensions (1 for ndim 0).
+    /// Product of all dimensions (1 for ndim 0). Throws ResourceError when it overflows int64.
     int64_t size() const;
     /// True when the shape has at least one dimension and none is unknown.
     bool known() const;

@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "tensor/allocator.h"
+#include "tensor/memory_limit.h"
 #include "tensor/random.h"
 
 #include <algorithm>
@@ -31,6 +32,7 @@ Tensor::Tensor(const Shape& shape)
     for (int64_t d : shape.dims())
         if (d < 0)
             throw ShapeError("cannot allocate a tensor of negative shape " + shape.str());
+    checkTensorFits(shape, "tensor");
     m_storage = std::make_shared<Storage>(static_cast<size_t>(shape.size()));
 }
 

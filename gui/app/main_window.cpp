@@ -142,7 +142,7 @@ MainWindow::MainWindow(const AppOptions& options, QWidget* parent)
     QStringList names, descriptions;
     for (const std::string& n : samples::sampleNames()) {
         names << QString::fromStdString(n);
-        descriptions << QString::fromStdString(samples::sampleDescription(n));
+        descriptions << QString::fromStdString(samples::sampleDescription(n) + "; " + samples::sampleWeights(n));
     }
     m_inputs->setSamples(names, descriptions);
 
@@ -263,7 +263,7 @@ void MainWindow::buildMenus()
     for (const std::string& n : samples::sampleNames()) {
         const QString name = QString::fromStdString(n);
         QAction* a = samplesMenu->addAction(name, this, [this, name] { openModel(QStringLiteral("sample:") + name); });
-        a->setToolTip(QString::fromStdString(samples::sampleDescription(n)));
+        a->setToolTip(QString::fromStdString(samples::sampleDescription(n) + "; " + samples::sampleWeights(n)));
     }
     m_recentMenu = file->addMenu(tr("Open &Recent"));
     file->addSeparator();

@@ -137,8 +137,10 @@ void MainWindow::onModelLoaded(ModelInfoPtr model)
     m_restoringSettings = true;
     m_inputs->setInputs(specs);
     m_inputs->setCurrentSample(model->isSample() ? model->title : QString());
-    m_inputs->setModelInfo(model->title,
-        tr("%1 · %2 ops · %3 parameters").arg(model->description).arg(model->opCount).arg(model->parameterCount));
+    QString details
+        = tr("%1 · %2 ops · %3 parameters").arg(model->description).arg(model->opCount).arg(model->parameterCount);
+    if (!model->weights.isEmpty()) details += QStringLiteral(" · ") + model->weights;
+    m_inputs->setModelInfo(model->title, details);
     m_restoringSettings = false;
     m_modelLabel->setText(QStringLiteral("%1 · %2 ops").arg(model->title).arg(model->opCount));
     m_record->setRecord(nullptr);

@@ -20,6 +20,7 @@ ModelInfoPtr loadModelInfo(const QString& spec, uint64_t seed)
         const std::string name = spec.mid(7).toStdString();
         info->title = QString::fromStdString(name);
         info->description = QString::fromStdString(samples::sampleDescription(name));
+        info->weights = QString::fromStdString(samples::sampleWeights(name));
     } else {
         info->title = QFileInfo(spec).fileName();
         info->description = info->paramsFile.isEmpty()

@@ -18,6 +18,7 @@ struct ModelInfo {
     QString spec; ///< "sample:lenet" or the path of a `-symbol.json`
     QString title; ///< "lenet", "mnist-symbol.json"
     QString description;
+    QString weights; ///< samples: "trained weights (…)" or "random weights (from the seed)"
     QString paramsFile;
     std::shared_ptr<gluon::HybridBlock> block;
     std::vector<std::string> inputNames;

@@ -16,11 +16,18 @@ struct Entry {
     const char* name;
     const char* description;
     Sample (*make)(uint64_t seed);
+    // Shipped trained weights (a .params file built into the library) and what they reach; none: the
+    // weights are random from the seed.
+    const char* trained = nullptr;
+    const unsigned char* weights = nullptr;
+    const std::size_t* weightsSize = nullptr;
+    const char* weightsFile = nullptr;
 };
 const Entry kEntries[] = {
     { "mlp", "multilayer perceptron on 2-D points (spirals): Dense(32, relu), Dense(32, relu), Dense(3)", makeMlp },
     { "lenet", "the MNIST network of MXNet's Gluon tutorial: two tanh Conv2D + max pooling, two tanh Dense",
-        makeLenet },
+        makeLenet, "99.4 % on held-out synthetic digits", kLenetWeights, &kLenetWeights_size,
+        "lenet-0000.params (built in)" },
     { "mini-resnet", "small residual network: Conv2D, BatchNorm, residual add, global average pooling",
         makeMiniResnet },
     { "tiny-transformer",
@@ -45,6 +52,15 @@ std::string sampleDescription(const std::string& name)
     return {};
 }
 
+std::string sampleWeights(const std::string& name)
+{
+    for (const Entry& e : kEntries)
+        if (name == e.name)
+            return e.trained ? std::string("trained weights (") + e.trained + ")"
+                             : std::string("random weights (from the seed)");
+    return {};
+}
+
 Sample makeSample(const std::string& name, uint64_t seed, bool pretrained)
 {
     for (const Entry& e : kEntries) {
@@ -52,17 +68,24 @@ Sample makeSample(const std::string& name, uint64_t seed, bool pretrained)
         gluon::resetNaming();
         globalGenerator().seed(seed);
         Sample s = e.make(seed);
-        if (pretrained && name == std::string("lenet")) {
-            const std::string bytes(reinterpret_cast<const char*>(kLenetWeights), kLenetWeights_size);
+        if (pretrained && e.weights) {
+            const std::string bytes(reinterpret_cast<const char*>(e.weights), *e.weightsSize);
             const gluon::ParameterDict params = s.block->collect_params();
-            for (const auto& [key, value] : parseParams(bytes, "lenet-0000.params (built in)")) {
+            for (const auto& [key, value] : parseParams(bytes, e.weightsFile)) {
                 const std::string pname = stripParamPrefix(key);
-                if (!params.contains(pname)) throw Error("lenet-0000.params (built in): unknown parameter " + pname);
+                if (!params.contains(pname)) throw Error(std::string(e.weightsFile) + ": unknown parameter " + pname);
                 params.at(pname)->set_data(value.copy());
             }
         }
+        // The parameters are fixed now (as they would be by the first call on the default input):
+        // an input of another shape that contradicts them is refused, in the CLI and the window alike.
+        std::vector<Shape> shapes;
+        for (const Tensor& t : s.defaultInputs)
+            shapes.push_back(t.shape());
+        s.block->initializeFor(shapes);
         s.name = e.name;
         s.description = e.description;
+        s.trainedWeights = pretrained && e.weights;
         if (s.inputNames.empty()) {
             for (size_t i = 0; i < s.defaultInputs.size(); ++i)
                 s.inputNames.push_back(s.defaultInputs.size() == 1 ? std::string("data") : "data" + std::to_string(i));

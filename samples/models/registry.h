@@ -16,15 +16,19 @@ struct Sample {
     std::shared_ptr<gluon::HybridBlock> block;
     std::vector<std::string> inputNames; ///< "data" (or data0, data1…), as the traced graph names them
     std::vector<Tensor> defaultInputs;
+    bool trainedWeights = false; ///< set from shipped trained weights (else random from the seed)
 };
 
 /// Names of the built-in models, in display order: mlp, lenet, mini-resnet, tiny-transformer, nan-demo.
 std::vector<std::string> sampleNames();
 /// One-line description of a built-in model.
 std::string sampleDescription(const std::string& name);
+/// Where its weights come from: "trained weights (99.4 % on …)" or "random weights (from the seed)".
+std::string sampleWeights(const std::string& name);
 /// Builds a built-in model (not hybridized) with parameters initialised from `seed` and its default
 /// input. Block names start from a fresh count, so node names are the same every time. With
 /// `pretrained`, a sample that ships trained weights (lenet) gets them instead of its initial ones.
+/// The parameters' shapes are fixed by the default input's shape.
 /// Throws UsageError for an unknown name (listing the known ones).
 Sample makeSample(const std::string& name, uint64_t seed = 0, bool pretrained = true);
 

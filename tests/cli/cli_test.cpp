@@ -1,6 +1,7 @@
 // opscope-cli through the real executable: exit statuses, the JSONL of --hooks, and .npy files
 // that NumPy itself reads.
 
+#include "cli/cli_run.h"
 #include "common/test_paths.h"
 #include "io/npy.h"
 
@@ -14,51 +15,8 @@
 #include <unistd.h>
 
 using namespace opscope;
+using namespace opscope::test;
 namespace fs = std::filesystem;
-
-namespace {
-
-struct Result {
-    int status;
-    std::string out;
-};
-
-// Per process: ctest runs the tests of this file in parallel processes.
-std::string stderrPath()
-{
-    return (fs::temp_directory_path() / ("opscope_cli_stderr_" + std::to_string(getpid()))).string();
-}
-
-Result run(const std::string& args)
-{
-    const std::string cmd = test::binary("opscope-cli") + " " + args + " 2>" + stderrPath();
-    FILE* p = popen(cmd.c_str(), "r");
-    std::string out;
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0)
-        out.append(buf, n);
-    const int st = pclose(p);
-    return { WIFEXITED(st) ? WEXITSTATUS(st) : -1, out };
-}
-
-std::string lastStderr()
-{
-    std::ifstream in(stderrPath());
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-fs::path tempDir(const std::string& name)
-{
-    fs::path d = fs::temp_directory_path() / ("opscope_cli_" + name + "_" + std::to_string(getpid()));
-    fs::remove_all(d);
-    fs::create_directories(d);
-    return d;
-}
-
-} // namespace
 
 TEST(Cli, ListsTheSamples)
 {
@@ -67,6 +25,14 @@ TEST(Cli, ListsTheSamples)
     for (const char* s :
         { "sample:mlp", "sample:lenet", "sample:mini-resnet", "sample:tiny-transformer", "sample:nan-demo" })
         EXPECT_NE(r.out.find(s), std::string::npos) << s;
+    // Which samples ship trained weights: a third column.
+    std::istringstream lines(r.out);
+    std::string line;
+    while (std::getline(lines, line)) {
+        const bool trained = line.rfind("sample:lenet\t", 0) == 0;
+        EXPECT_NE(line.find(trained ? "\ttrained weights (" : "\trandom weights (from the seed)"), std::string::npos)
+            << line;
+    }
 }
 
 TEST(Cli, InfoOfAnMxnetFile)
@@ -188,11 +154,12 @@ TEST(Cli, BreakOnANodeBeforeItRuns)
     ASSERT_EQ(r.status, 0) << lastStderr();
     EXPECT_NE(r.out.find("paused at node hybridsequential0_pool0_fwd (Pooling), before"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("hybridsequential0_pool0_fwd_data (1, 10, 24, 24)"), std::string::npos) << r.out;
-    // No hit: the run ends as without a breakpoint.
+    // No hit: the run ends as without a breakpoint, says so, and exits 1 (scripts ask "was there a NaN").
     Result none = run("run sample:lenet --break-on \"max>1e9\"");
-    EXPECT_EQ(none.status, 0);
+    EXPECT_EQ(none.status, 1);
     EXPECT_EQ(none.out.find("paused"), std::string::npos);
     EXPECT_NE(none.out.find("output0 (1, 10)"), std::string::npos) << none.out;
+    EXPECT_NE(none.out.find("no breakpoint hit"), std::string::npos) << none.out;
     EXPECT_EQ(run("run sample:lenet --break-on bogus").status, 2);
 }
 
@@ -235,9 +202,9 @@ TEST(Cli, TrainStopsAtABreakpointInTheBackwardPass)
 
     // A gradient watchpoint that never hits lets the training finish.
     Result quiet = run("train sample:mlp --epochs 1 --batch 64 --break-on \"grad naninf\"");
-    ASSERT_EQ(quiet.status, 0) << lastStderr();
+    ASSERT_EQ(quiet.status, 1) << lastStderr();
     EXPECT_NE(quiet.out.find("epoch 1: loss"), std::string::npos) << quiet.out;
-    EXPECT_NE(quiet.out.find("no breakpoint or watchpoint hit"), std::string::npos) << quiet.out;
+    EXPECT_NE(quiet.out.find("no breakpoint hit"), std::string::npos) << quiet.out;
     // "grad norm>T" stops at the first gradient above T.
     Result norm = run("train sample:mlp --epochs 1 --break-on \"grad norm>1\"");
     ASSERT_EQ(norm.status, 0) << lastStderr();

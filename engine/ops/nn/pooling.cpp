@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <cfloat>
+#include <cmath>
 
 namespace opscope {
 
@@ -211,10 +212,15 @@ public:
                         for (int64_t d = wd.begin; d < wd.end; ++d) {
                             const Plane image(src + d * ah.in * aw.in, ah.in, aw.in);
                             const auto block = image.block(wh.begin, ww.begin, nh, nw);
-                            if (m_type == PoolType::Max)
-                                acc = std::max(acc, block.maxCoeff());
-                            else
+                            if (m_type == PoolType::Max) {
+                                // A NaN in the window is the maximum (NumPy's max, PyTorch's
+                                // max_pool), so a NaN watchpoint finds where it began.
+                                const float m = block.template maxCoeff<Eigen::PropagateNaN>();
+                                if (std::isnan(m) || m > acc) acc = m;
+                                if (std::isnan(acc)) break;
+                            } else {
                                 acc += block.sum();
+                            }
                         }
                         if (m_type == PoolType::Avg)
                             acc /= static_cast<float>(m_includePad ? wd.padded * wh.padded * ww.padded : nd * nh * nw);
@@ -336,6 +342,44 @@ std::unique_ptr<Kernel> poolingDnnlKernel(
         srcDesc, dstDesc, p.poolType == PoolType::Sum ? static_cast<float>(area) : 1.0f);
 }
 
+// True when any of the n values is NaN: one vectorisable pass (no early exit inside a block).
+bool anyNan(const float* x, int64_t n)
+{
+    constexpr int64_t kBlock = 4096;
+    for (int64_t i = 0; i < n; i += kBlock) {
+        const int64_t end = std::min(n, i + kBlock);
+        int bad = 0;
+        for (int64_t k = i; k < end; ++k)
+            bad |= x[k] != x[k];
+        if (bad) return true;
+    }
+    return false;
+}
+
+// oneDNN's max pooling drops NaN (its max of NaN and a number is the number). When the input holds
+// a NaN, the reference kernel, which propagates it, computes the output instead; without one, the
+// check costs one read of the input.
+class NanPropagatingMaxPool final : public Kernel {
+public:
+    NanPropagatingMaxPool(std::unique_ptr<Kernel> fast, const PoolingParams& p, const Shape& data)
+        : m_fast(std::move(fast))
+        , m_reference(p, data)
+    {
+    }
+    void run(std::span<const Tensor* const> in, std::span<Tensor* const> out, RunContext& ctx) override
+    {
+        if (anyNan(in[0]->data(), in[0]->size()))
+            m_reference.run(in, out, ctx);
+        else
+            m_fast->run(in, out, ctx);
+    }
+    const char* backend() const override { return m_fast->backend(); }
+
+private:
+    std::unique_ptr<Kernel> m_fast;
+    PoolingReferenceKernel m_reference;
+};
+
 std::unique_ptr<Kernel> makePoolingDnnl(const OpParams& op, std::span<const Shape> in, std::span<const Shape> out)
 {
     const auto& p = paramsAs<PoolingParams>(op);
@@ -361,7 +405,9 @@ std::unique_ptr<Kernel> makePoolingDnnl(const OpParams& op, std::span<const Shap
         }
     }
     try {
-        return poolingDnnlKernel(p, in[0], out[0], alg);
+        std::unique_ptr<Kernel> k = poolingDnnlKernel(p, in[0], out[0], alg);
+        if (alg == dnnl::algorithm::pooling_max) return std::make_unique<NanPropagatingMaxPool>(std::move(k), p, in[0]);
+        return k;
     } catch (const dnnl::error&) {
         return nullptr; // a geometry this oneDNN build rejects: the reference kernel runs instead
     }
