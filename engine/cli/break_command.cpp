@@ -59,7 +59,7 @@ int runWithBreakpoints(const RunOptions& o)
         std::vector<debug::Breakpoint> added;
         {
             debug::Session session(&listener);
-            session.load(m.block, m.inputNames);
+            session.load(m.block, blockInputNames(m));
             session.setInputs(inputs);
             for (const debug::Breakpoint& b : breaks)
                 session.addBreakpoint(b);

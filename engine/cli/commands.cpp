@@ -85,7 +85,10 @@ int prepareRun(const RunOptions& o, LoadedModel& m, std::vector<Tensor>& inputs)
         return fail(kBadFile, e.what());
     }
     try {
-        inputs = gatherInputs(m, o.inputs, o.seed);
+        std::vector<std::string> notes;
+        inputs = gatherInputs(m, o.inputs, o.seed, &notes);
+        for (const std::string& note : notes)
+            std::cerr << "opscope-cli: note: " << note << "\n";
     } catch (const LoadError& e) {
         return fail(kBadFile, e.what());
     } catch (const std::exception& e) {
@@ -108,102 +111,6 @@ int listCommand()
         std::cout << "sample:" << n << "\t" << samples::sampleDescription(n) << "\t" << samples::sampleWeights(n)
                   << "\n";
     return kOk;
-}
-
-int infoCommand(const std::string& model, const std::string& params, const std::vector<std::string>& inputSpecs)
-{
-    LoadedModel m;
-    try {
-        m = loadModel(model, params, 0);
-    } catch (const std::exception& e) {
-        return fail(kBadFile, e.what());
-    }
-    try {
-        std::vector<Shape> shapes = m.inputShapeHints;
-        shapes.resize(m.inputNames.size());
-        for (const std::string& s : inputSpecs) {
-            const size_t eq = s.find('=');
-            if (eq == std::string::npos)
-                throw UsageError("--input '" + s + "': expected NAME=SHAPE");
-            const std::string name = s.substr(0, eq);
-            auto it = std::find(m.inputNames.begin(), m.inputNames.end(), name);
-            if (it == m.inputNames.end())
-                throw UsageError("--input " + name + ": the model has no input of that name");
-            shapes[static_cast<size_t>(it - m.inputNames.begin())] = parseShapeX(s.substr(eq + 1));
-        }
-        bool known = true;
-        for (const Shape& s : shapes)
-            known = known && s.known();
-        std::shared_ptr<const Graph> g;
-        if (m.block->hasFixedGraph())
-            g = m.block->graph();
-        else if (known)
-            g = m.block->trace(shapes);
-        else
-            throw UsageError("give the input shapes with --input NAME=SHAPE");
-
-        std::cout << "model: " << m.source << "\n";
-        if (!m.paramsFile.empty())
-            std::cout << "params: " << m.paramsFile << "\n";
-        std::vector<Shape> entryShapes;
-        if (known) {
-            std::vector<Shape> varShapes;
-            const gluon::ParameterDict p = m.block->collect_params();
-            for (uint32_t v : g->variables()) {
-                const std::string& name = g->node(v).name;
-                auto it = std::find(m.inputNames.begin(), m.inputNames.end(), name);
-                if (it != m.inputNames.end())
-                    varShapes.push_back(shapes[static_cast<size_t>(it - m.inputNames.begin())]);
-                else
-                    varShapes.push_back(p.contains(name) ? p.at(name)->shape() : Shape());
-            }
-            entryShapes = g->inferShapes(varShapes);
-        }
-        auto shapeOf = [&](uint32_t node, uint32_t index) {
-            return entryShapes.empty() ? std::string("?") : entryShapes[g->entryId(node, index)].str();
-        };
-        std::cout << "inputs:\n";
-        for (size_t i = 0; i < m.inputNames.size(); ++i)
-            std::cout << "  " << m.inputNames[i] << " " << (shapes[i].known() ? shapes[i].str() : "?") << "\n";
-        std::cout << "outputs:\n";
-        for (const NodeEntry& h : g->heads())
-            std::cout << "  " << g->outputName(h) << " " << shapeOf(h.node, h.index) << "\n";
-        std::map<std::string, int> opCounts;
-        int ops = 0;
-        for (const Node& n : g->nodes())
-            if (!n.isVariable()) {
-                ++opCounts[n.def->name];
-                ++ops;
-            }
-        std::cout << "nodes: " << g->size() << " (" << ops << " operators, " << g->variables().size() << " variables)\n";
-        std::cout << "operators:\n";
-        for (const auto& [op, count] : opCounts)
-            std::cout << "  " << op << " " << count << "\n";
-        int64_t values = 0;
-        size_t count = 0;
-        for (uint32_t v : g->variables()) {
-            const std::string& name = g->node(v).name;
-            if (std::find(m.inputNames.begin(), m.inputNames.end(), name) != m.inputNames.end())
-                continue;
-            ++count;
-            if (!entryShapes.empty())
-                values += entryShapes[g->entryId(v, 0)].size();
-        }
-        std::cout << "parameters: " << count << " (" << values << " values, " << values * 4 << " bytes)\n";
-        std::cout << "shapes:\n";
-        for (uint32_t i = 0; i < g->size(); ++i) {
-            const Node& n = g->node(i);
-            std::cout << "  " << n.name << " " << (n.isVariable() ? "variable" : n.def->name);
-            for (uint32_t k = 0; k < static_cast<uint32_t>(n.numOutputs); ++k)
-                std::cout << " " << shapeOf(i, k);
-            std::cout << "\n";
-        }
-        return kOk;
-    } catch (const UsageError& e) {
-        return fail(kUsage, e.what());
-    } catch (const std::exception& e) {
-        return fail(kBadFile, e.what());
-    }
 }
 
 int runCommand(const RunOptions& o)

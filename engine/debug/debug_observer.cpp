@@ -1,19 +1,12 @@
 #include "debug/debug_observer.h"
 
 #include "exec/gradient.h"
+#include "graph/block_paths.h"
 #include "graph/graph.h"
 
 namespace opscope::debug {
 
 namespace {
-// True when `path` is `base` or lies below it.
-bool within(const std::string& path, const std::string& base)
-{
-    if (base.empty()) return true;
-    return path.size() >= base.size() && path.compare(0, base.size(), base) == 0
-        && (path.size() == base.size() || path[base.size()] == '/');
-}
-
 std::string slotName(const std::vector<std::string>& slots, size_t k, const char* fallback)
 {
     return k < slots.size() ? slots[k] : fallback + std::to_string(k);
@@ -32,6 +25,7 @@ void DebugObserver::beginRun(
     uint64_t runId, const Graph& graph, const SessionOptions& options, StartMode mode, SessionListener* listener)
 {
     m_runId = runId;
+    if (m_graph != &graph) m_framesOf = nullptr; // another graph (perhaps at the same address)
     m_graph = &graph;
     m_options = options;
     m_listener = listener;
@@ -121,8 +115,15 @@ void DebugObserver::apply(const Command& c, const Graph& graph)
         m_mode = Mode::StepOver;
         break;
     case Command::Kind::StepOut:
+        // Out of the innermost frame the graph view draws around the current node (the deepest
+        // block holding more than one op), computed once per graph on the first Step Out.
+        if (m_framesOf != &graph) {
+            m_paths = blockPaths(graph);
+            m_frames = framePaths(graph, m_paths);
+            m_framesOf = &graph;
+        }
         m_mode = Mode::StepOut;
-        m_anchorPath = m_anchorNode ? graph.node(*m_anchorNode).blockPath : std::string();
+        m_anchorPath = m_anchorNode && *m_anchorNode < m_frames.size() ? m_frames[*m_anchorNode] : std::string();
         break;
     case Command::Kind::RunTo:
         m_runTo = graph.findNode(c.node);
@@ -145,7 +146,7 @@ bool DebugObserver::stepHits(const OpEvent& e) const
         return e.phase == OpPhase::After
             && !(m_anchorNode && m_anchorPhase == OpPhase::After && *m_anchorNode == e.nodeId);
     case Mode::StepOut:
-        return e.phase == OpPhase::Before && !within(e.node.blockPath, m_anchorPath);
+        return e.phase == OpPhase::Before && e.nodeId < m_paths.size() && !pathWithin(m_paths[e.nodeId], m_anchorPath);
     case Mode::RunTo:
         return e.phase == OpPhase::Before && m_runTo && *m_runTo == e.nodeId;
     }

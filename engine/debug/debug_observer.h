@@ -73,7 +73,9 @@ private:
     Mode m_mode = Mode::None;
     std::optional<uint32_t> m_anchorNode; // the event a step counts from
     OpPhase m_anchorPhase = OpPhase::Before;
-    std::string m_anchorPath;
+    std::string m_anchorPath; // Step Out: the frame to leave
+    const Graph* m_framesOf = nullptr; // the graph m_paths and m_frames belong to
+    std::vector<std::string> m_paths, m_frames; // blockPaths and framePaths, by node id
     std::optional<uint32_t> m_runTo;
 
     std::chrono::steady_clock::time_point m_beforeTime;

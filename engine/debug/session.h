@@ -120,8 +120,9 @@ public:
     /// To the end of the next op: from a node's before event, its own after event; otherwise the
     /// after event of the next node.
     bool stepOver();
-    /// To the first node outside the current node's block (by blockPath); runs to the end when
-    /// the current node is at the top level.
+    /// To the first node outside the innermost frame around the current node: the deepest block
+    /// (graph/block_paths.h, the frames the window draws) holding more than one op. Runs to the end
+    /// when there is none (the node is at the top level).
     bool stepOut();
     /// To the before event of `node`. False also for a node the current graph does not have.
     bool runTo(const std::string& node);

@@ -4,6 +4,7 @@
 #include "tensor/memory_limit.h"
 #include "ops/registry.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 namespace opscope {
@@ -210,6 +211,16 @@ std::string Graph::outputName(const NodeEntry& e) const
 
 std::vector<Shape> Graph::inferShapes(const std::vector<Shape>& variableShapes) const
 {
+    return inferShapesImpl(variableShapes, false);
+}
+
+std::vector<Shape> Graph::inferShapesPartial(const std::vector<Shape>& variableShapes) const
+{
+    return inferShapesImpl(variableShapes, true);
+}
+
+std::vector<Shape> Graph::inferShapesImpl(const std::vector<Shape>& variableShapes, bool partial) const
+{
     if (!m_finalized)
         throw UsageError("graph must be finalized before shape inference");
     if (variableShapes.size() != m_variables.size())
@@ -247,6 +258,8 @@ std::vector<Shape> Graph::inferShapes(const std::vector<Shape>& variableShapes) 
         } catch (const ResourceError& e) {
             throw ResourceError(describe(i) + ": " + e.what());
         } catch (const Error& e) {
+            const bool missing = std::any_of(given.begin(), given.end(), [](const Shape& s) { return !s.known(); });
+            if (partial && missing) continue; // not knowable from what is known
             throw ShapeError(describe(i) + ": " + e.what());
         }
         for (size_t k = 0; k < in.size(); ++k) {
@@ -254,12 +267,13 @@ std::vector<Shape> Graph::inferShapes(const std::vector<Shape>& variableShapes) 
             if (before.known() && before != in[k])
                 throw ShapeError(describe(i) + ": input '" + node.inputSlots[k] + "': expected " + in[k].str()
                     + ", got " + before.str());
-            if (!in[k].known())
+            if (!in[k].known() && !partial)
                 throw ShapeError(describe(i) + ": cannot infer the shape of input '" + node.inputSlots[k]
                     + "' (from " + describe(node.inputs[k].node) + "), known so far: " + in[k].str());
             shapes[entryId(node.inputs[k])] = in[k];
         }
         for (size_t k = 0; k < out.size(); ++k) {
+            if (partial && !out[k].known()) continue;
             if (!out[k].known() && !(out[k].ndim() > 0 && out[k].size() == 0))
                 throw ShapeError(describe(i) + ": output '" + node.outputSlots[k] + "' has unknown shape "
                     + out[k].str());

@@ -79,12 +79,16 @@ public:
     /// used when its given shape is unknown. Throws ShapeError naming the node, its operator and
     /// the expected and actual shapes.
     std::vector<Shape> inferShapes(const std::vector<Shape>& variableShapes) const;
+    /// The same, but a node whose inputs stay unknown leaves its outputs unknown instead of being
+    /// an error (what can be known from partial information; contradictions still throw).
+    std::vector<Shape> inferShapesPartial(const std::vector<Shape>& variableShapes) const;
 
     /// "node 'x' (Op)" for messages.
     std::string describe(uint32_t nodeId) const;
 
 private:
     void resolve(Node& n) const;
+    std::vector<Shape> inferShapesImpl(const std::vector<Shape>& variableShapes, bool partial) const;
 
     std::vector<Node> m_nodes;
     std::vector<NodeEntry> m_heads;

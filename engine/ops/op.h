@@ -81,6 +81,10 @@ struct OpDef {
     /// Indexes of inputs that are auxiliary states (updated in place in training), e.g. BatchNorm's
     /// moving_mean and moving_var. Null: none.
     std::function<std::vector<int>(const OpParams&)> auxInputs;
+    /// Indexes of inputs only a loss reads, which inference does not need (SoftmaxOutput's label: its
+    /// forward pass is the softmax alone). A variable read only through such inputs may be given
+    /// zeros when not training, as MXNet's predictor does. Null: none.
+    std::function<std::vector<int>(const OpParams&)> labelInputs;
     std::function<void(const OpParams&, std::vector<Shape>& in, std::vector<Shape>& out)> inferShape;
     KernelFactory reference;
     /// oneDNN kernel; may return nullptr where oneDNN does not apply (an attribute it lacks).

@@ -24,13 +24,19 @@ QString appUsage()
         "  --quit                        exit after the screenshot, or once the run pauses or ends\n"
         "  --fresh                       ignore the saved window layout, breakpoints and inputs\n"
         "  --tab histogram|values|image  the inspector's tab when the run pauses\n"
-        "  --input NAME=SOURCE           an input's values: ones, zeros, uniform, normal, FILE.npy,\n"
+        "  --input NAME=SOURCE           an input's values: ones, zeros, uniform, normal, FILE.npy (its\n"
+        "                                shape is the input's when the model does not record one),\n"
+        "                                SHAPE[:ones|zeros|uniform|normal] (SHAPE like 1x3x32x32),\n"
         "                                IMAGE (png, jpg, bmp, pgm; IMAGE:invert for dark ink on white)\n"
         "                                or draw:IMAGE (the picture drawn on the 28x28 pad); repeatable\n"
         "  -h, --help                    this text\n"
+        "  --version                     the version\n"
         "\n"
-        "Exit status: 0 ok, 1 the screenshot could not be written, 2 bad arguments, 3 the model did not\n"
-        "load, 4 the run failed.\n");
+        "An input only a loss reads (SoftmaxOutput's label) is not asked for: a run gives it zeros.\n"
+        "\n"
+        "Exit status: 0 ok, 1 the screenshot could not be written, 2 bad arguments (an input without a\n"
+        "shape or value), 3 the model or an input file did not load, 4 the run failed (an input of a\n"
+        "shape the model cannot take).\n");
 }
 
 bool parseAppOptions(const QStringList& arguments, AppOptions* o, QString* error)
@@ -105,7 +111,31 @@ bool parseAppOptions(const QStringList& arguments, AppOptions* o, QString* error
             return false;
         }
     }
+    if (!o->trainStep)
+        for (const debug::Breakpoint& b : o->breakpoints)
+            if (b.condition.gradientsOnly) {
+                *error = QStringLiteral("--break-on '%1': gradient conditions test a training step's backward pass; "
+                                        "add --train-step")
+                             .arg(QString::fromStdString(b.condition.str()));
+                return false;
+            }
     return true;
+}
+
+bool wantsHelpOrVersion(int argc, char** argv, QString* text)
+{
+    for (int i = 1; i < argc; ++i) {
+        const QByteArray a(argv[i]);
+        if (a == "-h" || a == "--help") {
+            *text = appUsage();
+            return true;
+        }
+        if (a == "--version") {
+            *text = QStringLiteral("opscope %1\n").arg(QStringLiteral(OPSCOPE_VERSION));
+            return true;
+        }
+    }
+    return false;
 }
 
 } // namespace opscope::gui

@@ -39,5 +39,8 @@ inline constexpr const char* kDefaultBreakpoint = "hybridsequential0_conv0_tanh_
 bool parseAppOptions(const QStringList& arguments, AppOptions* options, QString* error);
 /// The --help text.
 QString appUsage();
+/// True when the raw command line asks for --help (-h) or --version, with the text to print. Needs
+/// no QApplication, so it works without a display.
+bool wantsHelpOrVersion(int argc, char** argv, QString* text);
 
 } // namespace opscope::gui

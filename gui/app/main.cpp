@@ -10,15 +10,16 @@
 
 int main(int argc, char* argv[])
 {
+    // Before any QApplication: --help and --version work without a display.
+    if (QString text; opscope::gui::wantsHelpOrVersion(argc, argv, &text)) {
+        std::fputs(qPrintable(text), stdout);
+        return opscope::gui::kExitOk;
+    }
     QApplication app(argc, argv);
     opscope::gui::setUpApplication(app);
 
     QStringList args = QApplication::arguments();
     args.removeFirst();
-    if (args.contains(QStringLiteral("-h")) || args.contains(QStringLiteral("--help"))) {
-        std::fputs(qPrintable(opscope::gui::appUsage()), stdout);
-        return opscope::gui::kExitOk;
-    }
     opscope::gui::AppOptions options;
     QString error;
     if (!opscope::gui::parseAppOptions(args, &options, &error)) {

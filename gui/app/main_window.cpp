@@ -12,6 +12,8 @@
 #include "gui/train/train_panel.h"
 #include "models/registry.h"
 
+#include <cstdio>
+
 #include <QAction>
 #include <QActionGroup>
 #include <QApplication>
@@ -60,6 +62,10 @@ MainWindow::MainWindow(const AppOptions& options, QWidget* parent)
     connect(m_controller, &SessionController::paused, this, &MainWindow::onPaused);
     connect(m_controller, &SessionController::runFinished, this, &MainWindow::onRunFinished);
     connect(m_controller, &SessionController::runFailed, this, &MainWindow::onRunFailed);
+    connect(m_controller, &SessionController::note, this, [this](const QString& text) {
+        statusBar()->showMessage(text, 15000);
+        if (!m_interactive) std::fprintf(stderr, "opscope: note: %s\n", qPrintable(text));
+    });
     connect(m_controller, &SessionController::runStarted, this, [this] {
         m_graph->model()->clearRunMarks();
         m_inspector->clear(tr("Running…"));

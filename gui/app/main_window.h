@@ -121,8 +121,9 @@ private:
     void restoreWindowSettings();
     void saveModelSettings();
     void restoreModelSettings();
-    /// Applies --input NAME=SOURCE; false (with a message) for an unknown input or a bad source.
-    bool applyInputOptions();
+    /// Applies --input NAME=SOURCE; kExitOk, or (with a message) the exit status of what is wrong:
+    /// an unknown input or source 2, an unreadable picture 3, a shape the model cannot take 4.
+    int applyInputOptions();
     void addRecentFile(const QString& path);
     void rebuildRecentMenu();
     QString modelKey() const;
@@ -155,6 +156,7 @@ private:
     bool m_restoringSettings = false;
     bool m_scriptFinished = false;
     int m_exitStatus = kExitOk;
+    int m_startFailure = kExitOk; // the exit status of why the last startRun() failed
     std::shared_ptr<const Graph> m_shownGraph; // the graph the graph view shows
     std::shared_ptr<const Graph> m_checkedGraph; // the session's graph last looked at, and whether it
     bool m_checkedIsTraining = false; // is a training step's

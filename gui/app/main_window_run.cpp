@@ -4,6 +4,8 @@
 #include "gui/app/main_window.h"
 
 #include "exec/gradient.h"
+#include "load/input_hints.h"
+#include "load/input_spec.h"
 #include "gui/graph/graph_model.h"
 #include "gui/graph/graph_panel.h"
 #include "gui/graph/graph_view.h"
@@ -21,6 +23,7 @@
 #include <QAction>
 #include <QCoreApplication>
 #include <QLabel>
+#include <QRegularExpression>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTimer>
@@ -31,6 +34,19 @@ namespace {
 QString phaseName(OpPhase p)
 {
     return p == OpPhase::Before ? QStringLiteral("before") : QStringLiteral("after");
+}
+
+// The exit status of a scripted start whose inputs could not be made (as opscope-cli's).
+int exitStatusOf(InputProblem problem)
+{
+    switch (problem) {
+    case InputProblem::BadFile:
+        return kExitLoadFailed;
+    case InputProblem::WrongShape:
+        return kExitRunFailed;
+    default:
+        return kExitUsage;
+    }
 }
 
 QString formatDuration(qint64 ns)
@@ -61,10 +77,12 @@ bool MainWindow::startRun(bool pauseAtEntry)
     }
     const InputPanel::Built built = m_inputs->buildInputs();
     if (!built.ok()) {
+        m_startFailure = exitStatusOf(built.problem);
         showMessage(tr("Inputs"), built.error);
         return false;
     }
     if (!m_controller->start(built.tensors, pauseAtEntry)) {
+        m_startFailure = kExitRunFailed;
         showMessage(tr("Run"), m_controller->lastError());
         return false;
     }
@@ -132,6 +150,13 @@ void MainWindow::onModelLoaded(ModelInfoPtr model)
         s.shape = model->inputShapes[i];
         s.hasDefault = i < model->defaultInputs.size();
         if (s.hasDefault) s.defaultTensor = model->defaultInputs[i];
+        if (s.shape.ndim() == 0) {
+            const load::InputShapeHint hint = load::inputShapeHint(model->loaded(), i);
+            if (!hint.empty()) {
+                s.shapeHint = tr("%1 from %2").arg(QString::fromStdString(hint.str()), QString::fromStdString(hint.reader));
+                s.shapeExample = QString::fromStdString(hint.example());
+            }
+        }
         specs.push_back(s);
     }
     m_restoringSettings = true;
@@ -153,11 +178,23 @@ void MainWindow::onModelLoaded(ModelInfoPtr model)
     updateActions();
     updateStatus();
     Q_EMIT modelReady();
-    if (first && !m_options.inputs.isEmpty() && !applyInputOptions()
-        && (!m_options.screenshot.isEmpty() || m_options.quit))
-        m_exitStatus = kExitUsage;
-    if (first && m_exitStatus == kExitUsage) {
-        finishScript(kExitUsage); // a scripted start with a breakpoint on a node the model lacks
+    const bool scripted = !m_options.screenshot.isEmpty() || m_options.quit;
+    if (first && !m_options.inputs.isEmpty()) {
+        int status = applyInputOptions();
+        if (status == kExitOk && scripted && !m_options.run && !m_options.trainStep) {
+            // No run to tell: the inputs the command line gave are made now, so a bad one is said.
+            const InputPanel::Built built = m_inputs->buildInputs();
+            if (!built.ok()) {
+                showMessage(tr("Inputs"), built.error);
+                status = exitStatusOf(built.problem);
+            }
+        }
+        if (status != kExitOk && scripted) m_exitStatus = status;
+    }
+    if (first && m_exitStatus != kExitOk) {
+        // A scripted start with a bad --input, or a breakpoint on a node the model lacks: the window
+        // with the message is saved (--screenshot), then it exits with the status.
+        scriptCheckpoint(false);
         return;
     }
     if (first && m_options.trainStep) {
@@ -165,28 +202,61 @@ void MainWindow::onModelLoaded(ModelInfoPtr model)
             showMessage(tr("Train"), m_train->lastError());
             if (!m_options.screenshot.isEmpty() || m_options.quit) finishScript(kExitUsage);
         }
-    } else if (first && m_options.run)
-        startRun(false);
-    else if (first && (!m_options.screenshot.isEmpty() || m_options.quit))
+    } else if (first && m_options.run) {
+        // A scripted run that cannot start ends with the status of why (never waits for ever).
+        if (!startRun(false) && (!m_options.screenshot.isEmpty() || m_options.quit)) {
+            m_exitStatus = m_startFailure;
+            scriptCheckpoint(false);
+        }
+    } else if (first && (!m_options.screenshot.isEmpty() || m_options.quit)) {
         scriptCheckpoint(false);
+    }
 }
 
-bool MainWindow::applyInputOptions()
+int MainWindow::applyInputOptions()
 {
     const ModelInfoPtr model = m_controller->model();
+    static const QRegularExpression shapeSpec(
+        QStringLiteral("^([0-9]+(?:x[0-9]+)*)(?::(ones|zeros|uniform|normal))?$"), QRegularExpression::CaseInsensitiveOption);
     for (const QString& option : m_options.inputs) {
         const int eq = option.indexOf(QLatin1Char('='));
         const QString name = option.left(eq);
         QString spec = option.mid(eq + 1);
         const auto it = std::find(model->inputNames.begin(), model->inputNames.end(), name.toStdString());
         if (it == model->inputNames.end()) {
-            showMessage(tr("Inputs"), tr("--input %1: the model has no input '%2'").arg(option, name));
-            return false;
+            const bool label
+                = std::find(model->labelNames.begin(), model->labelNames.end(), name.toStdString()) != model->labelNames.end();
+            showMessage(tr("Inputs"),
+                label ? tr("--input %1: '%2' is only a loss's label; a run gives it zeros").arg(option, name)
+                      : tr("--input %1: the model has no input '%2'").arg(option, name));
+            return kExitUsage;
         }
         const int index = static_cast<int>(it - model->inputNames.begin());
         InputSource src;
         const QString lower = spec.toLower();
-        if (lower == QLatin1String("ones")) {
+        const QRegularExpressionMatch shaped = shapeSpec.match(spec);
+        if (shaped.hasMatch()) {
+            // NAME=SHAPE[:fill], as opscope-cli takes it: the input's shape, filled.
+            Shape shape;
+            try {
+                shape = load::parseShapeX(shaped.captured(1).toStdString());
+            } catch (const std::exception& e) {
+                showMessage(tr("Inputs"), tr("--input %1: %2").arg(option, QString::fromUtf8(e.what())));
+                return kExitUsage;
+            }
+            std::vector<Shape> shapes = m_inputs->shapes();
+            shapes[static_cast<size_t>(index)] = shape;
+            m_inputs->setShapes(shapes);
+            if (!m_controller->setInputShapes(m_inputs->shapes())) {
+                showMessage(tr("Inputs"), tr("--input %1: %2").arg(option, m_controller->lastError()));
+                return kExitRunFailed; // a shape the model cannot take, as a run with it would fail
+            }
+            const QString fill = shaped.captured(2).toLower();
+            src.kind = fill == QLatin1String("zeros") ? InputSource::Kind::Zeros
+                : fill == QLatin1String("uniform")    ? InputSource::Kind::Uniform
+                : fill == QLatin1String("normal")     ? InputSource::Kind::Normal
+                                                      : InputSource::Kind::Ones;
+        } else if (lower == QLatin1String("ones")) {
             src.kind = InputSource::Kind::Ones;
         } else if (lower == QLatin1String("zeros")) {
             src.kind = InputSource::Kind::Zeros;
@@ -199,12 +269,12 @@ bool MainWindow::applyInputOptions()
             const QImage picture = readImageFile(spec.mid(5), &error);
             if (picture.isNull()) {
                 showMessage(tr("Inputs"), tr("--input %1: %2").arg(option, error));
-                return false;
+                return kExitLoadFailed;
             }
             m_inputs->drawingPad()->loadImage(picture);
             src.kind = InputSource::Kind::Drawing;
         } else if (lower.endsWith(QLatin1String(".npy"))) {
-            src.kind = InputSource::Kind::NpyFile;
+            src.kind = InputSource::Kind::NpyFile; // an input of unknown shape takes the file's
             src.file = spec;
         } else {
             if (lower.endsWith(QLatin1String(":invert"))) {
@@ -217,10 +287,10 @@ bool MainWindow::applyInputOptions()
         m_inputs->setSource(index, src);
         if (m_inputs->sources()[static_cast<size_t>(index)].kind != src.kind) {
             showMessage(tr("Inputs"), tr("--input %1: input '%2' cannot take that source").arg(option, name));
-            return false;
+            return kExitUsage;
         }
     }
-    return true;
+    return kExitOk;
 }
 
 void MainWindow::onModelLoadFailed(const QString& spec, const QString& error)

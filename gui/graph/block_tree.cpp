@@ -1,25 +1,8 @@
 #include "gui/graph/block_tree.h"
 
-#include <algorithm>
-
-#include <QRegularExpression>
+#include "graph/block_paths.h"
 
 namespace opscope::gui {
-
-namespace {
-
-// A block (or the top level) with more direct ops than this is split into runs of consecutive ops.
-constexpr int kMaxDirectOps = 150;
-// Runs hold at least this many ops, and a split block gets at most kMaxRuns of them.
-constexpr int kMinRunLength = 20;
-constexpr int kMaxRuns = 60;
-
-QString normalizePath(const std::string& raw)
-{
-    return QString::fromStdString(raw).split(QLatin1Char('/'), Qt::SkipEmptyParts).join(QLatin1Char('/'));
-}
-
-} // namespace
 
 QString blockDisplayName(const QString& blockPath)
 {
@@ -95,15 +78,11 @@ void BlockTree::build(const Graph& graph, const std::vector<bool>& parameter)
 {
     clear();
     const auto& nodes = graph.nodes();
+    // The engine decides the blocks (Step Out leaves the same frames the view draws).
+    const std::vector<std::string> paths = blockPaths(graph);
     m_paths.assign(nodes.size(), QString());
-    std::vector<uint32_t> unplaced;
-    for (size_t id = 0; id < nodes.size(); ++id) {
-        if (nodes[id].isVariable()) continue;
-        m_paths[id] = normalizePath(nodes[id].blockPath);
-        if (m_paths[id].isEmpty()) unplaced.push_back(static_cast<uint32_t>(id));
-    }
-    if (static_cast<int>(unplaced.size()) > kMaxDirectOps) deriveNamePaths(graph, unplaced);
-    chunkLargeBlocks(graph);
+    for (size_t id = 0; id < nodes.size(); ++id)
+        if (!nodes[id].isVariable()) m_paths[id] = QString::fromStdString(paths[id]);
     std::vector<bool> placed(nodes.size(), false);
     for (size_t id = 0; id < nodes.size(); ++id) {
         if (nodes[id].isVariable()) continue;
@@ -117,63 +96,6 @@ void BlockTree::build(const Graph& graph, const std::vector<bool>& parameter)
     for (size_t id = 0; id < nodes.size(); ++id)
         m_prefixes[id] = prefixes(m_paths[id]);
     registerBlocks(graph);
-}
-
-void BlockTree::deriveNamePaths(const Graph& graph, const std::vector<uint32_t>& ops)
-{
-    // "resnet_stage1_conv0_fwd" suggests blocks resnet / resnet_stage1 / resnet_stage1_conv0.
-    static const QRegularExpression separators(QStringLiteral("[_/]"));
-    std::vector<QStringList> candidates(ops.size());
-    QHash<QString, int> counts;
-    for (size_t i = 0; i < ops.size(); ++i) {
-        const QStringList tokens
-            = QString::fromStdString(graph.node(ops[i]).name).split(separators, Qt::SkipEmptyParts);
-        QString component;
-        QString path;
-        for (qsizetype k = 0; k + 1 < tokens.size(); ++k) {
-            component += (k ? QStringLiteral("_") : QString()) + tokens[k];
-            path += (k ? QStringLiteral("/") : QString()) + component;
-            candidates[i] << path;
-            ++counts[path];
-        }
-    }
-    for (size_t i = 0; i < ops.size(); ++i) {
-        QString path;
-        for (const QString& p : std::as_const(candidates[i])) {
-            if (counts.value(p) < 2) break;
-            path = p;
-        }
-        m_paths[ops[i]] = path;
-    }
-}
-
-void BlockTree::chunkLargeBlocks(const Graph& graph)
-{
-    const auto& nodes = graph.nodes();
-    QHash<QString, std::vector<uint32_t>> direct;
-    QStringList containers;
-    for (size_t id = 0; id < nodes.size(); ++id) {
-        if (nodes[id].isVariable()) continue;
-        auto it = direct.find(m_paths[id]);
-        if (it == direct.end()) {
-            it = direct.insert(m_paths[id], {});
-            containers << m_paths[id];
-        }
-        it->push_back(static_cast<uint32_t>(id));
-    }
-    for (const QString& container : std::as_const(containers)) {
-        const std::vector<uint32_t>& ops = direct[container];
-        const int n = static_cast<int>(ops.size());
-        if (n <= kMaxDirectOps) continue;
-        const int run = std::max(kMinRunLength, (n + kMaxRuns - 1) / kMaxRuns);
-        for (int start = 0; start < n; start += run) {
-            const int end = std::min(n, start + run);
-            const QString label = QStringLiteral("ops %1\u2013%2").arg(start + 1).arg(end);
-            const QString path = container.isEmpty() ? label : container + QLatin1Char('/') + label;
-            for (int k = start; k < end; ++k)
-                m_paths[ops[static_cast<size_t>(k)]] = path;
-        }
-    }
 }
 
 void BlockTree::registerBlocks(const Graph& graph)

@@ -20,11 +20,10 @@ QString blockDisplayName(const QString& blockPath);
 QString nodeDisplayName(const QString& nodeName, const QString& blockPath);
 
 /// The block hierarchy of a graph: each node's block path and, per block, its parent, depth and ops.
-/// Paths come from Node::blockPath. When too many ops have no path (graphs loaded from files), paths
-/// are derived from the names' `_`-separated prefixes (kept where two or more ops share one), and any
-/// block (or the top level) holding too many ops directly is split into runs of consecutive ops
-/// ("ops 1–50"), so no level is too large to lay out. A parameter sits in the block of the first op
-/// that reads it; data inputs stay at the top level.
+/// Ops' paths are the engine's blockPaths() (graph/block_paths.h: Node::blockPath, or paths derived
+/// from names for graphs loaded from files, large blocks split into runs "ops 1–50"), so the frames
+/// drawn are the ones Step Out leaves. A parameter sits in the block of the first op that reads it;
+/// data inputs stay at the top level.
 class BlockTree {
 public:
     struct Block {
@@ -52,8 +51,6 @@ public:
     static QStringList prefixes(const QString& path);
 
 private:
-    void deriveNamePaths(const Graph& graph, const std::vector<uint32_t>& ops);
-    void chunkLargeBlocks(const Graph& graph);
     void registerBlocks(const Graph& graph);
 
     std::vector<QString> m_paths;

@@ -352,6 +352,7 @@ InputPanel::Built InputPanel::buildInputs() const
         if (!r.ok()) {
             built.tensors.clear();
             built.error = r.error.isEmpty() ? tr("input '%1': no value").arg(spec.name) : r.error;
+            built.problem = r.problem == InputProblem::None ? InputProblem::NoValue : r.problem;
             return built;
         }
         built.tensors.push_back(r.tensor);
@@ -426,11 +427,14 @@ InputResult InputPanel::tensorFor(const InputRow* row, const Shape& shape, bool 
     const InputSource source = row->source();
     const QString prefix = named ? tr("input '%1': ").arg(spec.name) : QString();
     if (!shape.known() && needsShape(source.kind)) {
-        const QString example = shapeExample(shape);
+        const QString example
+            = shape.ndim() == 0 && !spec.shapeExample.isEmpty() ? spec.shapeExample : shapeExample(shape);
         const QString which = shape.ndim() == 0 ? tr("its shape") : tr("its shape %1").arg(shapeText(shape));
+        const QString why = spec.shapeHint.isEmpty() ? QString() : tr(" (%1)").arg(spec.shapeHint);
         return { Tensor(),
-            named ? prefix + tr("%1 is not known; give it in the inputs panel, e.g. %2").arg(which, example)
-                  : tr("Give this input's shape, e.g. %1").arg(example) };
+            named ? prefix + tr("%1 is not known; give it in the inputs panel, e.g. %2%3").arg(which, example, why)
+                  : tr("Give this input's shape, e.g. %1%2").arg(example, why),
+            InputProblem::NoValue };
     }
     // The default value is one tensor: a shape it does not fit needs another source.
     if (source.kind == Kind::Default && spec.defaultTensor.defined() && shape != spec.shape
@@ -438,7 +442,8 @@ InputResult InputPanel::tensorFor(const InputRow* row, const Shape& shape, bool 
         return { Tensor(),
             prefix
                 + tr("the model's default value has shape %1, not %2; choose another source or reset the shape")
-                      .arg(shapeText(spec.defaultTensor.shape()), shapeText(shape)) };
+                      .arg(shapeText(spec.defaultTensor.shape()), shapeText(shape)),
+            InputProblem::WrongShape };
     return makeInputTensor(source, shape, spec.defaultTensor, drawingTensorFor(shape), named ? spec.name : QString());
 }
 

@@ -32,6 +32,7 @@ public:
     struct Built {
         std::vector<opscope::Tensor> tensors;
         QString error;
+        InputProblem problem = InputProblem::None;
 
         bool ok() const { return error.isEmpty(); }
     };

@@ -132,6 +132,7 @@ void InputRow::setSource(const InputSource& source)
         if (k == Kind::ImageFile || k == Kind::Drawing || (k == Kind::Default && m_spec.hasDefault)) m_waitingKind = k;
         m_source.kind = initialKind();
     }
+    adoptFileShape(); // a .npy file gives an input of unknown shape its shape (emits shapeEdited)
     showSource();
 }
 
@@ -269,7 +270,9 @@ void InputRow::showShape(bool rewrite)
     QPalette pal = m_shapeEdit->palette();
     pal.setColor(QPalette::Text, error ? kErrorColor : palette().color(QPalette::Text));
     m_shapeEdit->setPalette(pal);
-    m_shapeEdit->setPlaceholderText(m_spec.shape.ndim() == 0 ? tr("e.g. 1x1x28x28") : shapeEditText(m_spec.shape));
+    m_shapeEdit->setPlaceholderText(m_spec.shape.ndim() == 0
+            ? tr("e.g. %1").arg(m_spec.shapeExample.isEmpty() ? QStringLiteral("1x1x28x28") : m_spec.shapeExample)
+            : shapeEditText(m_spec.shape));
 
     QStringList tip { tr("Shape of input '%1', like 1x1x28x28 or (1, 1, 28, 28)").arg(m_spec.name) };
     if (m_spec.shape.ndim() == 0)

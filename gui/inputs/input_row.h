@@ -37,7 +37,8 @@ public:
 
     InputSource source() const { return m_source; }
     /// Shows `source`. A kind this input does not offer falls back to initialKind() and comes back
-    /// when a later shape offers it (see waitingKind()). Does not emit sourceChanged().
+    /// when a later shape offers it (see waitingKind()). Does not emit sourceChanged(); a .npy file
+    /// that gives an input of unknown shape its shape emits shapeEdited(true).
     void setSource(const InputSource& source);
     /// A kind set earlier that the current shape does not offer; the row returns to it once the shape
     /// allows. Cleared when the user picks a kind.

@@ -418,9 +418,9 @@ InputResult makeInputTensor(const InputSource& source, const Shape& shape, const
     const Tensor& drawing, const QString& inputName)
 {
     using Kind = InputSource::Kind;
-    auto fail = [&](const QString& why) {
-        return InputResult { Tensor(),
-            inputName.isEmpty() ? why : QStringLiteral("input '%1': %2").arg(inputName, why) };
+    auto fail = [&](const QString& why, InputProblem problem = InputProblem::NoValue) {
+        return InputResult { Tensor(), inputName.isEmpty() ? why : QStringLiteral("input '%1': %2").arg(inputName, why),
+            problem };
     };
     const QString needs
         = inputName.isEmpty() ? QStringLiteral("the input needs") : QStringLiteral("input '%1' needs").arg(inputName);
@@ -454,27 +454,29 @@ InputResult makeInputTensor(const InputSource& source, const Shape& shape, const
         }
         case Kind::NpyFile: {
             if (source.file.isEmpty()) return fail(QStringLiteral("no .npy file chosen"));
-            if (!QFileInfo::exists(source.file)) return fail(QStringLiteral("%1: no such file").arg(fileName));
+            if (!QFileInfo::exists(source.file))
+                return fail(QStringLiteral("%1: no such file").arg(fileName), InputProblem::BadFile);
             Tensor t;
             try {
                 t = readNpy(QFile::encodeName(source.file).toStdString());
             } catch (const std::exception& e) {
-                return fail(shortenPath(QString::fromUtf8(e.what()), source.file));
+                return fail(shortenPath(QString::fromUtf8(e.what()), source.file), InputProblem::BadFile);
             }
-            if (!shapeFits(t.shape(), shape))
+            // A model that does not record the input's shape takes the file's.
+            if (shape.ndim() > 0 && !shapeFits(t.shape(), shape))
                 return { Tensor(),
-                    QStringLiteral("%1: shape %2 but %3 %4")
-                        .arg(fileName, shapeText(t.shape()), needs, shapeText(shape)) };
+                    QStringLiteral("%1: shape %2 but %3 %4").arg(fileName, shapeText(t.shape()), needs, shapeText(shape)),
+                    InputProblem::WrongShape };
             return { t, QString() };
         }
         case Kind::ImageFile: {
             if (source.file.isEmpty()) return fail(QStringLiteral("no image file chosen"));
             QString error;
             const QImage image = readImageFile(source.file, &error);
-            if (image.isNull()) return fail(error);
+            if (image.isNull()) return fail(error, InputProblem::BadFile);
             Tensor t = imageToTensor(
                 image, shape, source.grayscale, source.normalize, source.imgMean, source.imgStd, source.invert, &error);
-            if (!t.defined()) return fail(QStringLiteral("%1: %2").arg(fileName, error));
+            if (!t.defined()) return fail(QStringLiteral("%1: %2").arg(fileName, error), InputProblem::WrongShape);
             return { t, QString() };
         }
         case Kind::Drawing: {

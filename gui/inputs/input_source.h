@@ -43,12 +43,22 @@ struct InputSpec {
     opscope::Shape shape;
     bool hasDefault = false;
     opscope::Tensor defaultTensor;
+    /// For a shape the model does not record, what its first layer's weights suggest:
+    /// "(N, 3, H, W) from Convolution 'conv0'", and a shape to type ("1x3x28x28"). Empty otherwise.
+    QString shapeHint;
+    QString shapeExample;
 };
+
+/// What kind of problem stopped an input from being made; a scripted start exits with the matching
+/// status (opscope-cli's): no shape or value 2, a file that cannot be read 3, a shape the model
+/// cannot take 4.
+enum class InputProblem { None, NoValue, BadFile, WrongShape };
 
 /// A tensor made from an InputSource, or the reason it could not be made.
 struct InputResult {
     opscope::Tensor tensor;
     QString error;
+    InputProblem problem = InputProblem::None;
 
     bool ok() const { return error.isEmpty() && tensor.defined(); }
 };

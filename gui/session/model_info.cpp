@@ -14,6 +14,7 @@ ModelInfoPtr loadModelInfo(const QString& spec, uint64_t seed)
     info->spec = spec;
     info->block = m.block;
     info->inputNames = m.inputNames;
+    info->labelNames = m.labelNames;
     info->defaultInputs = m.defaultInputs;
     info->paramsFile = QString::fromStdString(m.paramsFile);
     if (info->isSample()) {
@@ -42,14 +43,23 @@ ModelInfoPtr loadModelInfo(const QString& spec, uint64_t seed)
     return info;
 }
 
+load::LoadedModel ModelInfo::loaded() const
+{
+    load::LoadedModel m;
+    m.source = spec.toStdString();
+    m.block = block;
+    m.inputNames = inputNames;
+    m.labelNames = labelNames;
+    m.defaultInputs = defaultInputs;
+    m.paramsFile = paramsFile.toStdString();
+    m.fromFile = !isSample();
+    return m;
+}
+
 ModelInfoPtr withInputShapes(const ModelInfo& model, const std::vector<Shape>& inputShapes)
 {
     auto info = std::make_shared<ModelInfo>(model);
-    load::LoadedModel m;
-    m.source = model.spec.toStdString();
-    m.block = model.block;
-    m.inputNames = model.inputNames;
-    const load::ModelGraph g = load::graphOf(m, inputShapes);
+    const load::ModelGraph g = load::graphOf(model.loaded(), inputShapes);
     info->inputShapes = inputShapes;
     info->graph = g.graph;
     info->entryShapes = g.entryShapes;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "gluon/block.h"
+#include "load/model_loader.h"
 #include "graph/graph.h"
 #include "tensor/tensor.h"
 
@@ -21,7 +22,9 @@ struct ModelInfo {
     QString weights; ///< samples: "trained weights (…)" or "random weights (from the seed)"
     QString paramsFile;
     std::shared_ptr<gluon::HybridBlock> block;
-    std::vector<std::string> inputNames;
+    std::vector<std::string> inputNames; ///< the inputs a run needs (the inputs panel's rows)
+    /// Inputs only a loss reads (SoftmaxOutput's label): not asked for, zeros for a forward run.
+    std::vector<std::string> labelNames;
     std::vector<Shape> inputShapes;
     std::vector<Tensor> defaultInputs; ///< samples only
     std::shared_ptr<const Graph> graph;
@@ -29,6 +32,8 @@ struct ModelInfo {
     int opCount = 0;
     int64_t parameterCount = 0;
     bool isSample() const { return spec.startsWith(QStringLiteral("sample:")); }
+    /// The model as the engine's loader describes it (for load::withLabels, load::blockInputNames).
+    load::LoadedModel loaded() const;
 };
 
 using ModelInfoPtr = std::shared_ptr<const ModelInfo>;

@@ -159,7 +159,7 @@ void SessionController::adoptModel(ModelInfoPtr model)
 {
     if (isActive() || m_session->isRunning()) stopAndWait();
     try {
-        m_session->load(model->block, model->inputNames);
+        m_session->load(model->block, load::blockInputNames(model->loaded()));
     } catch (const std::exception& e) {
         m_lastError = QString::fromStdString(e.what());
         Q_EMIT modelLoadFailed(model->spec, m_lastError);
@@ -206,7 +206,16 @@ bool SessionController::start(const std::vector<Tensor>& inputs, bool pauseAtEnt
         return false;
     }
     try {
-        m_session->setInputs(inputs);
+        // Labels only a loss reads are zeros for a forward run (said once per model).
+        std::vector<std::string> notes;
+        m_session->setInputs(load::withLabels(m_model->loaded(), inputs, &notes));
+        if (!notes.empty() && m_notedSpec != m_model->spec) {
+            m_notedSpec = m_model->spec;
+            QStringList lines;
+            for (const std::string& n : notes)
+                lines << QString::fromStdString(n);
+            Q_EMIT note(lines.join(QLatin1Char('\n')));
+        }
         m_pause.reset();
         m_clock.start();
         m_runId = m_session->start(pauseAtEntry ? debug::StartMode::PauseAtEntry : debug::StartMode::Run);

@@ -85,6 +85,8 @@ Q_SIGNALS:
     void runFinished(const opscope::gui::RunOutcome& outcome);
     void runFailed(const QString& error);
     void stateChanged(opscope::gui::SessionController::State state);
+    /// Something the user should know about a run that started anyway (a label filled with zeros).
+    void note(const QString& text);
 
 private:
     class Listener;
@@ -100,6 +102,7 @@ private:
     std::unique_ptr<debug::Session> m_session;
     State m_state = State::Idle;
     ModelInfoPtr m_model;
+    QString m_notedSpec; // the model whose notes were given
     bool m_loading = false;
     quint64 m_loadGeneration = 0;
     quint64 m_runId = 0;

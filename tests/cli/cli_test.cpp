@@ -221,3 +221,45 @@ TEST(Cli, TrainStopsAtABreakpointInTheBackwardPass)
     EXPECT_NE(lastStderr().find("nosuch_backward"), std::string::npos) << lastStderr();
     EXPECT_EQ(run("train sample:mlp --break-on \"grad bogus\"").status, 2);
 }
+
+TEST(Cli, InfoWithoutAParamsFileAndWithOne)
+{
+    OPSCOPE_NEEDS_SHARED("models/mnist-symbol.json", "models/mnist-0035.params");
+    // With the .params beside it: every parameter's shape and size, and an input shape suggested
+    // by the first layer's weights when none is given.
+    Result r = run("info " + test::shared("models/mnist-symbol.json"));
+    ASSERT_EQ(r.status, 0) << lastStderr();
+    EXPECT_NE(r.out.find("parameters: 8 (14765 values, 59060 bytes)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("hybridsequential9_conv0_weight (10, 1, 5, 5)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("suggests (N, 1, H, W), e.g. --input data=1x1x28x28"), std::string::npos) << r.out;
+    // Without one: the structure, and the shapes the file itself records.
+    const fs::path dir = tempDir("info-bare");
+    fs::copy_file(test::shared("models/mnist-symbol.json"), dir / "mnist-symbol.json");
+    r = run("info " + (dir / "mnist-symbol.json").string());
+    ASSERT_EQ(r.status, 0) << lastStderr();
+    EXPECT_NE(r.out.find("params: none found"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("Convolution 2"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("parameters: 8"), std::string::npos) << r.out;
+    // And a .npy input gives the shapes.
+    writeNpy((dir / "digit.npy").string(), Tensor::ones(Shape({ 1, 1, 28, 28 })).view());
+    r = run("info " + (dir / "mnist-symbol.json").string() + " --input data=" + (dir / "digit.npy").string());
+    ASSERT_EQ(r.status, 0) << lastStderr();
+    EXPECT_NE(r.out.find("hybridsequential9_conv1_fwd Convolution (1, 25, 8, 8)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("hybridsequential9_dense0_weight (20, 400)"), std::string::npos) << r.out;
+}
+
+TEST(Cli, ALossLabelIsZerosForInference)
+{
+    OPSCOPE_NEEDS_SHARED("models/legacy-mlp-symbol.json", "models/legacy-mlp-0001.params");
+    Result r = run("run " + test::shared("models/legacy-mlp-symbol.json") + " --input data=2x784");
+    ASSERT_EQ(r.status, 0) << lastStderr();
+    EXPECT_NE(r.out.find("output0 (1568, 10)"), std::string::npos) << r.out;
+    EXPECT_NE(lastStderr().find("'softmax_label' is only the label of SoftmaxOutput 'softmax'"), std::string::npos)
+        << lastStderr();
+    r = run("info " + test::shared("models/legacy-mlp-symbol.json"));
+    EXPECT_NE(r.out.find("softmax_label (a loss's label"), std::string::npos) << r.out;
+    // It may still be given.
+    r = run("run " + test::shared("models/legacy-mlp-symbol.json") + " --input data=2x784 --input softmax_label=1568");
+    EXPECT_EQ(r.status, 0) << lastStderr();
+    EXPECT_EQ(lastStderr().find("softmax_label"), std::string::npos) << lastStderr();
+}

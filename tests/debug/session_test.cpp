@@ -4,6 +4,7 @@
 #include "core/error.h"
 #include "debug/session_test_util.h"
 #include "gluon/nn/basic_layers.h"
+#include "gluon/symbol_block.h"
 #include "models/registry.h"
 
 #include <cmath>
@@ -112,21 +113,72 @@ TEST(Session, StepOutLeavesTheCurrentBlock)
     EXPECT_EQ(f.listener.m_pauses[1].blockPath, "hybridsequential0/hybridsequential0_dense1");
 }
 
-TEST(Session, StepOutOfANestedBlockStopsAtTheParentsNextNode)
+TEST(Session, StepOutOfAOneOpBlockLeavesTheFrameAroundIt)
 {
-    Watchdog dog("StepOutOfANestedBlock");
+    Watchdog dog("StepOutOfAOneOpBlock");
     Fixture f("nan-demo");
     f.session.start(StartMode::PauseAtEntry);
     f.listener.waitPause(1);
     ASSERT_TRUE(f.session.runTo("nandemo0_dense1_fwd"));
     EXPECT_EQ(key(f.listener.waitPause(2)), "nandemo0_dense1_fwd:before");
+    // nandemo0_dense1 holds one op, so no frame is drawn for it: the frame around it is nandemo0's,
+    // the whole model, and leaving it runs to the end.
+    ASSERT_TRUE(f.session.stepOut());
+    EXPECT_TRUE(f.listener.waitEnded());
+    EXPECT_EQ(f.listener.pauseCount(), 2u);
+}
+
+// Step Out leaves the frame the graph view draws around the node: the deepest block holding more
+// than one op (a Conv2D block of one op is no frame of its own).
+TEST(Session, StepOutLeavesTheInnermostDrawnFrame)
+{
+    Watchdog dog("StepOutLeavesTheInnermostDrawnFrame");
+    Fixture f("mini-resnet");
+    f.session.start(StartMode::PauseAtEntry);
+    f.listener.waitPause(1);
+    const std::string conv1 = "hybridsequential0_residualunit0_conv1_fwd";
+    ASSERT_TRUE(f.session.runTo(conv1));
+    EXPECT_EQ(key(f.listener.waitPause(2)), conv1 + ":before");
     ASSERT_TRUE(f.session.stepOut());
     const PauseEvent e = f.listener.waitPause(3);
-    EXPECT_EQ(key(e), "nandemo0_log0:before"); // made by nandemo0 itself, outside nandemo0_dense1
-    EXPECT_EQ(e.blockPath, "nandemo0");
-    ASSERT_TRUE(f.session.stepOut()); // at the top level: runs to the end
+    EXPECT_EQ(e.blockPath.find("residualunit0"), std::string::npos) << e.node << " in " << e.blockPath;
+    EXPECT_NE(e.node.find("residualunit1"), std::string::npos) << e.node;
+    f.session.stop();
     EXPECT_TRUE(f.listener.waitEnded());
-    EXPECT_EQ(f.listener.pauseCount(), 3u);
+}
+
+// A graph from a file has no block paths: the frames come from its names (as the view draws
+// them), so Step Out from a stage's last unit stops in the next stage, not at the end.
+TEST(Session, StepOutFollowsFramesDerivedFromNames)
+{
+    Watchdog dog("StepOutFollowsFramesDerivedFromNames");
+    Graph g;
+    NodeEntry x { g.addVariable("data"), 0, 0 };
+    for (int stage = 1; stage <= 4; ++stage)
+        for (int unit = 0; unit < 20; ++unit)
+            for (int k = 0; k < 2; ++k) {
+                const std::string name = "net_stage" + std::to_string(stage) + "_unit" + std::to_string(unit) + "_relu"
+                    + std::to_string(k);
+                x = { g.addOp("Activation", name, { { "act_type", "relu" } }, { x }), 0, 0 };
+            }
+    g.setHeads({ x });
+    g.finalize();
+    ASSERT_GT(g.size(), 150u);
+    Recorder listener;
+    Session session(&listener);
+    session.load(std::make_shared<gluon::SymbolBlock>(std::move(g), std::vector<std::string> { "data" }),
+        { "data" });
+    session.setInputs({ Tensor::ones(Shape({ 2, 3 })) });
+    session.start(StartMode::PauseAtEntry);
+    listener.waitPause(1);
+    ASSERT_TRUE(session.runTo("net_stage3_unit19_relu0"));
+    listener.waitPause(2);
+    ASSERT_TRUE(session.stepOut());
+    EXPECT_EQ(key(listener.waitPause(3)), "net_stage4_unit0_relu0:before");
+    ASSERT_TRUE(session.stepOut()); // out of stage4_unit0: the next unit
+    EXPECT_EQ(key(listener.waitPause(4)), "net_stage4_unit1_relu0:before");
+    session.stop();
+    EXPECT_TRUE(listener.waitEnded());
 }
 
 TEST(Session, RunToAndContinue)

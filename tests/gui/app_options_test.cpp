@@ -3,16 +3,17 @@
 
 #include "common/test_paths.h"
 #include "gui/app/app_options.h"
+#include "gui/opscope_process.h"
 
 #include <gtest/gtest.h>
 
 #include <QFileInfo>
 #include <QImage>
-#include <QProcess>
 #include <QTemporaryDir>
 
 using namespace opscope;
 using namespace opscope::gui;
+using namespace opscope::gui::test;
 
 TEST(AppOptions, ParsesEveryOption)
 {
@@ -60,29 +61,6 @@ TEST(AppOptions, RejectsBadArgumentsWithAReason)
     EXPECT_FALSE(parseAppOptions({ QStringLiteral("a"), QStringLiteral("b") }, &o, &error));
 }
 
-namespace {
-struct Result {
-    int status = -1;
-    QString err;
-};
-
-Result runOpscope(const QStringList& args)
-{
-    QProcess p;
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
-    QTemporaryDir home; // settings of their own
-    env.insert(QStringLiteral("XDG_CONFIG_HOME"), home.path());
-    p.setProcessEnvironment(env);
-    p.start(QString::fromStdString(opscope::test::binary("opscope")), args);
-    if (!p.waitForFinished(120000)) {
-        p.kill();
-        return {};
-    }
-    return { p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2,
-        QString::fromLocal8Bit(p.readAllStandardError()) };
-}
-} // namespace
 
 TEST(OpscopeExecutable, ScreenshotAfterTheFirstPauseThenQuit)
 {

@@ -216,6 +216,7 @@ void registerSoftmaxOutput(OpRegistry& r)
     out.parse = parseSoftmaxOutput;
     out.numInputs = [](const OpParams&) { return 2; };
     out.inputNames = [](const OpParams&) { return std::vector<std::string> { "data", "label" }; };
+    out.labelInputs = [](const OpParams&) { return std::vector<int> { 1 }; };
     out.inferShape = inferSoftmaxOutput;
     out.backward = backwardSoftmaxOutput;
     r.add(std::move(out), { "Softmax" }); // MXNet's deprecated name for it

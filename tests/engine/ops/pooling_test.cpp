@@ -7,6 +7,8 @@
 #include "tensor/random.h"
 
 #include <cfloat>
+#include <cmath>
+#include <limits>
 #include <functional>
 #include "common/op_test_util.h"
 #include <gtest/gtest.h>
@@ -277,3 +279,28 @@ TEST(PoolingOp, SlotNamesAreMXNets)
 }
 
 } // namespace
+
+// A NaN in a max-pooling window is its maximum (NumPy's max, PyTorch's max_pool2d), with oneDNN as
+// with the reference kernel, so a NaN watchpoint stops where the NaN began, not downstream.
+TEST(PoolingNan, MaxPoolingPropagatesNan)
+{
+    const AttrMap attrs { { "kernel", "(2, 2)" }, { "stride", "(2, 2)" }, { "pool_type", "max" } };
+    // 64 channels of 8x8, big enough for oneDNN; one window all NaN, one with a single NaN.
+    Tensor x = Tensor::uniform(Shape({ 2, 64, 8, 8 }), -1, 1);
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    for (int k : { 0, 1, 8, 9 })
+        x.at(k) = nan; // channel 0, window (0, 0): all four
+    x.at(64 * 64 + 64 + 2 * 8 + 5) = nan; // batch 1, channel 1, window (1, 2): one of four
+    ASSERT_EQ(test::dnnlBackend("Pooling", attrs, { x.shape() }), "dnnl");
+    for (KernelKind kind : { KernelKind::Reference, KernelKind::Dnnl }) {
+        const Tensor y = invokeOp("Pooling", attrs, { x }, kind)[0];
+        ASSERT_EQ(y.shape(), Shape({ 2, 64, 4, 4 }));
+        int nans = 0;
+        for (float v : y.values())
+            nans += std::isnan(v);
+        EXPECT_EQ(nans, 2) << (kind == KernelKind::Dnnl ? "dnnl" : "reference");
+        EXPECT_TRUE(std::isnan(y.at(0)));
+        EXPECT_TRUE(std::isnan(y.at(64 * 16 + 16 + 1 * 4 + 2)));
+        EXPECT_FALSE(std::isnan(y.at(1)));
+    }
+}
