@@ -21,10 +21,11 @@ DebugObserver::DebugObserver(Gate& gate, BreakpointTable& breakpoints, std::mute
 {
 }
 
-void DebugObserver::beginRun(
-    uint64_t runId, const Graph& graph, const SessionOptions& options, StartMode mode, SessionListener* listener)
+void DebugObserver::beginRun(uint64_t runId, const Graph& graph, const Executor& exec, const SessionOptions& options,
+    StartMode mode, SessionListener* listener)
 {
     m_runId = runId;
+    m_exec = &exec;
     if (m_graph != &graph) m_framesOf = nullptr; // another graph (perhaps at the same address)
     m_graph = &graph;
     m_options = options;
@@ -171,6 +172,15 @@ void DebugObserver::record(const OpEvent& e, int64_t timeNs)
     r.node = e.node.name;
     r.op = e.node.def ? e.node.def->name : e.node.op;
     r.timeNs = timeNs;
+    r.firstCall = e.firstCall;
+    if (m_exec != m_warmExec || m_exec->planGeneration() != m_warmPlan) {
+        m_warmExec = m_exec; // new kernels: earlier warm times are of others
+        m_warmPlan = m_exec->planGeneration();
+        m_warmNs.assign(e.graph.size(), 0);
+    }
+    if (e.nodeId < m_warmNs.size() && !e.firstCall) m_warmNs[e.nodeId] = timeNs;
+    r.warmNs = e.nodeId < m_warmNs.size() ? m_warmNs[e.nodeId] : 0;
+    if (e.firstCall) r.prepareNs = m_exec->prepareNs(e.nodeId);
     const bool stats = m_options.record == RecordLevel::Stats || m_options.record == RecordLevel::Tensors;
     for (size_t k = 0; k < e.outputs.size(); ++k) {
         r.outputNames.push_back(e.node.name + "_" + slotName(e.node.outputSlots, k, ""));

@@ -5,6 +5,7 @@
 #include "debug/run_record.h"
 #include "debug/session_listener.h"
 #include "debug/session_options.h"
+#include "exec/executor.h"
 #include "exec/observer.h"
 
 #include <chrono>
@@ -30,8 +31,9 @@ public:
     DebugObserver(Gate& gate, BreakpointTable& breakpoints, std::mutex& recordMutex, RunRecord& record);
 
     /// Prepares a run (worker thread, before the executor asks wants()).
-    void beginRun(
-        uint64_t runId, const Graph& graph, const SessionOptions& options, StartMode mode, SessionListener* listener);
+    /// `exec` runs it (its kernels' preparation times and plan go into the record).
+    void beginRun(uint64_t runId, const Graph& graph, const Executor& exec, const SessionOptions& options,
+        StartMode mode, SessionListener* listener);
     bool watchesEveryNode() const { return m_watchAll; }
     /// "node 'x' (Op), inputs (2,3) (3,3)" for the node that began but did not finish, or "".
     std::string unfinishedOp() const;
@@ -77,6 +79,12 @@ private:
     const Graph* m_framesOf = nullptr; // the graph m_paths and m_frames belong to
     std::vector<std::string> m_paths, m_frames; // blockPaths and framePaths, by node id
     std::optional<uint32_t> m_runTo;
+
+    // The last warm time of each node (by id) while the same executor keeps the same plan.
+    const Executor* m_exec = nullptr;
+    const Executor* m_warmExec = nullptr;
+    uint64_t m_warmPlan = 0;
+    std::vector<int64_t> m_warmNs;
 
     std::chrono::steady_clock::time_point m_beforeTime;
     std::optional<uint32_t> m_open; // node between its before and after events

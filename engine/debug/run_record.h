@@ -17,6 +17,14 @@ struct OpRecord {
     std::string node;
     std::string op;
     int64_t timeNs = 0; ///< steady_clock between the before and after events (the kernel)
+    /// The kernel's first call since it was prepared: timeNs includes one-time setup (oneDNN's
+    /// weight reorder, first use of buffers and threads) and is no measure of the op's cost.
+    bool firstCall = false;
+    /// The op's time on a warm call: timeNs when !firstCall, else the last warm time of the node in an
+    /// earlier run with the same prepared kernels (0 when there was none: run again to see it).
+    int64_t warmNs = 0;
+    /// Preparing the kernel (oneDNN primitive creation) before the run, when this run prepared it.
+    int64_t prepareNs = 0;
     std::vector<std::string> outputNames;
     std::vector<Shape> outputShapes;
     std::vector<TensorStats> outputStats; ///< empty unless statistics are recorded

@@ -507,7 +507,7 @@ void Session::runOnce(uint64_t runId, StartMode mode, Job job)
             m_graph = graph;
             m_graphShapes = std::move(shapes);
         }
-        m_observer.beginRun(runId, *graph, options, mode, listener);
+        m_observer.beginRun(runId, *graph, *exec, options, mode, listener);
         observed = true;
         RunContext ctx;
         ctx.rng = &globalGenerator();

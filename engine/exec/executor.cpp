@@ -5,6 +5,7 @@
 #include "tensor/random.h"
 
 #include <algorithm>
+#include <chrono>
 
 namespace opscope {
 
@@ -57,6 +58,11 @@ void Executor::recomputeWants()
     }
 }
 
+int64_t Executor::prepareNs(uint32_t nodeId) const
+{
+    return nodeId < m_prepareByNode.size() ? m_prepareByNode[nodeId] : 0;
+}
+
 std::vector<std::string> Executor::kernelBackends() const
 {
     std::vector<std::string> out(m_graph->size());
@@ -88,6 +94,8 @@ void Executor::plan(std::span<const Tensor> variables)
     m_values.assign(g.numEntries(), Tensor());
     m_useCount.assign(g.numEntries(), 0);
     m_isVariableEntry.assign(g.numEntries(), false);
+    m_prepareByNode.assign(g.size(), 0);
+    ++m_planGeneration;
     size_t maxIn = 0, maxOut = 0;
     std::vector<Shape> inShapes, outShapes;
     for (uint32_t id = 0; id < g.size(); ++id) {
@@ -109,12 +117,17 @@ void Executor::plan(std::span<const Tensor> variables)
         s.outBegin = g.entryId(id, 0);
         s.outCount = static_cast<uint32_t>(n.numOutputs);
         outShapes.assign(m_shapes.begin() + s.outBegin, m_shapes.begin() + s.outBegin + s.outCount);
+        const auto prepareStart = std::chrono::steady_clock::now();
         try {
             m_kernels.push_back(n.def->makeKernel(*n.params, inShapes, outShapes, m_kind));
         } catch (const Error& e) {
             throw Error(g.describe(id) + ": " + e.what());
         }
+        s.prepareNs
+            = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - prepareStart).count();
+        s.called = false;
         s.kernel = m_kernels.back().get();
+        m_prepareByNode[id] = s.prepareNs;
         maxIn = std::max(maxIn, n.inputs.size());
         maxOut = std::max(maxOut, static_cast<size_t>(n.numOutputs));
         m_steps.push_back(s);
@@ -188,8 +201,9 @@ bool Executor::notify(uint32_t stepIndex, OpPhase phase)
         inViews = m_inViews.data();
         outViews = m_outViews.data();
     }
+    const bool firstCall = phase == OpPhase::Before ? !s.called : m_firstCallAfter;
     const OpEvent ev { g, s.node, g.node(s.node), phase, std::span<const TensorView>(inViews, s.inCount),
-        std::span<const TensorView>(outViews, nout) };
+        std::span<const TensorView>(outViews, nout), firstCall };
     bool stop = false;
     // Index loop: an observer may not attach or detach during a run, but stay safe if it does.
     for (size_t o = 0; o < m_observers.size() && o < m_observerMasks.size(); ++o) {
@@ -294,6 +308,8 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
         } catch (const Error& e) {
             throw Error(g.describe(s.node) + ": " + e.what());
         }
+        m_firstCallAfter = !s.called;
+        m_steps[i].called = true;
         if (hasPhase(s.wants, OpPhase::After) && notify(i, OpPhase::After)) {
             result.status = RunStatus::Stopped;
             result.stoppedAt = s.node;

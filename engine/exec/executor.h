@@ -62,6 +62,11 @@ public:
     const std::vector<Shape>& entryShapes() const { return m_shapes; }
     /// Kernel backends of the current plan, by node id ("" for variables).
     std::vector<std::string> kernelBackends() const;
+    /// Nanoseconds preparing the node's kernel (oneDNN primitive creation) when the current plan
+    /// was made; 0 for variables and before the first run.
+    int64_t prepareNs(uint32_t nodeId) const;
+    /// Counts the plans made (1 after the first run); a new plan has new kernels.
+    uint64_t planGeneration() const { return m_planGeneration; }
     /// Bytes of the plan's tensors at their peak (checked against memoryLimit() when planning;
     /// ResourceError names the node where a plan that does not fit peaks).
     int64_t plannedPeakBytes() const { return m_peakBytes; }
@@ -82,6 +87,8 @@ private:
         uint32_t outBegin, outCount; // ranges in m_outPtrs; outputs are entries outBegin…
         Kernel* kernel;
         PhaseMask wants;
+        int64_t prepareNs; // creating the kernel at plan
+        bool called; // the kernel has run since the plan
     };
     std::vector<Step> m_steps;
     std::vector<std::unique_ptr<Kernel>> m_kernels;
@@ -107,6 +114,9 @@ private:
     bool m_viewsReady = false;
     bool m_anyWants = false;
     int64_t m_peakBytes = 0;
+    std::vector<int64_t> m_prepareByNode;
+    uint64_t m_planGeneration = 0;
+    bool m_firstCallAfter = false; // the step that just ran ran for the first time since the plan
 };
 
 } // namespace opscope

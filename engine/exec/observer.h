@@ -32,6 +32,10 @@ struct OpEvent {
     OpPhase phase;
     std::span<const TensorView> inputs;
     std::span<const TensorView> outputs;
+    /// The node's kernel runs for the first time since it was prepared (the executor planned):
+    /// its time then includes one-time setup (oneDNN's weight reorder, first use of buffers and
+    /// threads), so it is no measure of the op's cost.
+    bool firstCall = false;
 };
 
 enum class ObserverAction : uint8_t { Continue, Stop };

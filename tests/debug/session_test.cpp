@@ -181,6 +181,35 @@ TEST(Session, StepOutFollowsFramesDerivedFromNames)
     EXPECT_TRUE(listener.waitEnded());
 }
 
+// The record tells a kernel's first call (one-time setup included) from its warm calls, shows
+// the preparation before the run apart, and keeps the warm time for the next run to show.
+TEST(Session, RecordShowsWarmTimesAndSetupApart)
+{
+    Watchdog dog("RecordShowsWarmTimesAndSetupApart");
+    Fixture f("lenet");
+    SessionOptions o;
+    o.record = RecordLevel::Ops;
+    f.session.setOptions(o);
+    f.session.start();
+    ASSERT_TRUE(f.listener.waitEnded());
+    const RunRecord first = f.session.record();
+    ASSERT_FALSE(first.ops.empty());
+    for (const OpRecord& r : first.ops) {
+        EXPECT_TRUE(r.firstCall) << r.node;
+        EXPECT_EQ(r.warmNs, 0) << r.node << ": no warm call yet";
+        EXPECT_GT(r.prepareNs, 0) << r.node;
+    }
+    f.session.start();
+    ASSERT_TRUE(f.listener.waitEnded(2));
+    const RunRecord second = f.session.record();
+    ASSERT_EQ(second.ops.size(), first.ops.size());
+    for (const OpRecord& r : second.ops) {
+        EXPECT_FALSE(r.firstCall) << r.node;
+        EXPECT_EQ(r.warmNs, r.timeNs) << r.node;
+        EXPECT_EQ(r.prepareNs, 0) << r.node << ": prepared by the first run";
+    }
+}
+
 TEST(Session, RunToAndContinue)
 {
     Watchdog dog("RunToAndContinue");

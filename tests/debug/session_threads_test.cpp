@@ -185,7 +185,8 @@ TEST(DebugObserver, WantsEveryNodeOfADebuggedRun)
     DebugObserver obs(gate, table, m, record);
     samples::Sample s = samples::makeSample("mlp");
     auto g = s.block->trace({ s.defaultInputs[0].shape() });
-    obs.beginRun(1, *g, SessionOptions {}, StartMode::Run, nullptr);
+    const Executor exec(g);
+    obs.beginRun(1, *g, exec, SessionOptions {}, StartMode::Run, nullptr);
     EXPECT_TRUE(obs.watchesEveryNode());
     for (uint32_t id = 0; id < g->size(); ++id)
         EXPECT_EQ(obs.wants(*g, id), PhaseMask::Both);
