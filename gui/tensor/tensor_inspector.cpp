@@ -142,6 +142,9 @@ TensorInspector::TensorInspector(QWidget* parent)
     connect(m_histogramView, &HistogramView::requestChanged, this, &TensorInspector::requestHistogram);
     connect(m_exportNpy, &QToolButton::clicked, this, &TensorInspector::exportNpyInteractive);
     connect(m_exportPng, &QToolButton::clicked, this, &TensorInspector::exportPngInteractive);
+    // Only the Histogram tab has a plot to export.
+    connect(m_tabs, &QTabWidget::currentChanged, this,
+        [this](int index) { m_exportPng->setVisible(index == HistogramTab); });
     connect(&m_analysisRunner, &LatestOnlyRunner::busyChanged, this, &TensorInspector::updateBusy);
     connect(&m_histogramRunner, &LatestOnlyRunner::busyChanged, this, &TensorInspector::updateBusy);
 
@@ -384,7 +387,7 @@ void TensorInspector::updateBusy()
 void TensorInspector::updateActions()
 {
     m_exportNpy->setEnabled(currentTensor().has_value() && currentTensor()->defined());
-    m_exportPng->setEnabled(m_hasHistogram);
+    m_exportPng->setEnabled(m_hasHistogram && m_histogramView->hasPlot());
 }
 
 bool TensorInspector::exportNpy(const QString& path, QString* error)
@@ -405,7 +408,7 @@ bool TensorInspector::exportNpy(const QString& path, QString* error)
 
 bool TensorInspector::exportHistogramPng(const QString& path, QString* error)
 {
-    if (!m_hasHistogram) {
+    if (!m_hasHistogram || !m_histogramView->hasPlot()) {
         if (error) *error = tr("There is no histogram to export.");
         return false;
     }

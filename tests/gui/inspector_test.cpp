@@ -12,9 +12,13 @@
 #include <numeric>
 
 #include <QAbstractItemModelTester>
+#include <QLabel>
 #include <QSignalSpy>
+#include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QToolButton>
+#include <qcustomplot.h>
 
 using namespace opscope;
 using namespace opscope::gui;
@@ -28,6 +32,22 @@ Tensor ramp(const Shape& s)
     for (int64_t i = 0; i < t.size(); ++i)
         t.at(i) = static_cast<float>(i % 97) - 40.0f;
     return t;
+}
+
+/// The text of the message the histogram pane shows in place of a plot ("" when it shows a plot).
+QString histogramMessage(HistogramView* view)
+{
+    if (view->plot()->isVisible()) return {};
+    for (const QLabel* label : view->findChildren<QLabel*>())
+        if (label->isVisible() && !label->text().isEmpty() && label->wordWrap()) return label->text();
+    return {};
+}
+
+QToolButton* exportHistogramButton(TensorInspector& inspector)
+{
+    for (QToolButton* b : inspector.findChildren<QToolButton*>())
+        if (b->text().startsWith(QStringLiteral("Export histogram"))) return b;
+    return nullptr;
 }
 } // namespace
 
@@ -92,6 +112,72 @@ TEST(TensorInspector, ALargeTensorIsSummarisedOffTheGuiThread)
     const debug::Histogram& h = inspector.histogram();
     EXPECT_EQ(std::accumulate(h.bins.begin(), h.bins.end(), uint64_t(0)), static_cast<uint64_t>(big.size()));
     EXPECT_NEAR(inspector.stats().mean, 0.0, 0.01);
+}
+
+TEST(TensorInspector, ATensorWithoutFiniteValuesSaysSoInsteadOfAnEmptyHistogram)
+{
+    TensorInspector inspector;
+    inspector.resize(560, 700);
+    inspector.show();
+    QSignalSpy ready(&inspector, &TensorInspector::histogramReady);
+    const float nan = std::nanf("");
+    inspector.setTensors(QStringLiteral("log (log) — after"),
+        { { QStringLiteral("log_output"), QStringLiteral("output"), Tensor::full({ 1, 10 }, nan) } }, 0);
+    ASSERT_TRUE(ready.count() > 0 || ready.wait(kWaitMs));
+    HistogramView* view = inspector.histogramView();
+    EXPECT_FALSE(view->plot()->isVisible()) << "no 0-1 axes without a value to draw";
+    EXPECT_TRUE(histogramMessage(view).contains(QStringLiteral("All 10 values are NaN")))
+        << histogramMessage(view).toStdString();
+    QToolButton* png = exportHistogramButton(inspector);
+    ASSERT_NE(png, nullptr);
+    EXPECT_FALSE(png->isEnabled());
+
+    // Infinities, and a mix: the counts of each kind.
+    Tensor mixed = Tensor::full({ 2, 3 }, INFINITY);
+    mixed.at(0) = -INFINITY;
+    mixed.at(1) = nan;
+    ready.clear();
+    inspector.setTensors(QStringLiteral("x"), { { QStringLiteral("x_output"), QStringLiteral("output"), mixed } }, 0);
+    ASSERT_TRUE(ready.count() > 0 || ready.wait(kWaitMs));
+    EXPECT_TRUE(histogramMessage(view).contains(QStringLiteral("All 6 values are NaN or Inf: 1 NaN, 4 +Inf, 1 -Inf")))
+        << histogramMessage(view).toStdString();
+    ready.clear();
+    inspector.setTensors(QStringLiteral("x"),
+        { { QStringLiteral("x_output"), QStringLiteral("output"), Tensor::full({ 3 }, -INFINITY) } }, 0);
+    ASSERT_TRUE(ready.count() > 0 || ready.wait(kWaitMs));
+    EXPECT_TRUE(histogramMessage(view).contains(QStringLiteral("All 3 values are -Inf")))
+        << histogramMessage(view).toStdString();
+
+    // A tensor with a finite value plots again.
+    mixed.at(2) = 1.5f;
+    ready.clear();
+    inspector.setTensors(QStringLiteral("x"), { { QStringLiteral("x_output"), QStringLiteral("output"), mixed } }, 0);
+    ASSERT_TRUE(ready.count() > 0 || ready.wait(kWaitMs));
+    EXPECT_TRUE(view->plot()->isVisible());
+    EXPECT_TRUE(histogramMessage(view).isEmpty());
+    EXPECT_TRUE(png->isEnabled());
+}
+
+TEST(TensorInspector, ExportHistogramPngOnlyWhereAHistogramIsShown)
+{
+    TensorInspector inspector;
+    inspector.resize(560, 700);
+    inspector.show();
+    QSignalSpy ready(&inspector, &TensorInspector::histogramReady);
+    inspector.setTensors(QStringLiteral("conv"),
+        { { QStringLiteral("conv_output"), QStringLiteral("output"), ramp({ 1, 4, 6, 6 }) } }, 0);
+    ASSERT_TRUE(ready.count() > 0 || ready.wait(kWaitMs));
+    QToolButton* png = exportHistogramButton(inspector);
+    ASSERT_NE(png, nullptr);
+    EXPECT_TRUE(png->isVisible());
+    EXPECT_TRUE(png->isEnabled());
+    inspector.setCurrentTab(TensorInspector::Tab::Values);
+    EXPECT_FALSE(png->isVisible()) << "the Values tab has no histogram";
+    inspector.setCurrentTab(TensorInspector::Tab::Image);
+    EXPECT_EQ(inspector.currentTab(), TensorInspector::Tab::Image);
+    EXPECT_FALSE(png->isVisible()) << "the Image tab has no histogram";
+    inspector.setCurrentTab(TensorInspector::Tab::Histogram);
+    EXPECT_TRUE(png->isVisible());
 }
 
 TEST(TensorTableModel, ShowsA2DSliceWithFixedAxesAndPassesTheModelTester)
