@@ -34,6 +34,9 @@ Q_SIGNALS:
     void opPicked(int order, const QString& node);
 
 private:
+    /// Every column but the node's as wide as its contents (the node stretches, elided in the middle).
+    void fitColumns();
+
     RunRecordModel* m_model;
     RunRecordFilter* m_filter;
     QLineEdit* m_text;
