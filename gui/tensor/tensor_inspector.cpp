@@ -121,7 +121,8 @@ TensorInspector::TensorInspector(QWidget* parent)
     m_exportNpy->setText(tr("Export .npy…"));
     m_exportNpy->setToolTip(tr("Save the tensor as a NumPy array"));
     m_exportPng = new QToolButton(corner);
-    m_exportPng->setText(tr("Export histogram PNG…"));
+    m_exportPng->setObjectName(QStringLiteral("exportHistogramPng"));
+    m_exportPng->setText(tr("Export PNG…"));
     m_exportPng->setToolTip(tr("Save the histogram plot as a PNG image"));
     for (QToolButton* b : { m_exportNpy, m_exportPng }) {
         b->setAutoRaise(true);

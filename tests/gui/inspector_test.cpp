@@ -5,6 +5,7 @@
 #include "gui/tensor/histogram_view.h"
 #include "gui/tensor/tensor_inspector.h"
 #include "gui/tensor/tensor_table_model.h"
+#include "gui/tensor/value_format.h"
 #include "io/npy.h"
 
 #include <cmath>
@@ -45,9 +46,7 @@ QString histogramMessage(HistogramView* view)
 
 QToolButton* exportHistogramButton(TensorInspector& inspector)
 {
-    for (QToolButton* b : inspector.findChildren<QToolButton*>())
-        if (b->text().startsWith(QStringLiteral("Export histogram"))) return b;
-    return nullptr;
+    return inspector.findChild<QToolButton*>(QStringLiteral("exportHistogramPng"));
 }
 } // namespace
 
@@ -180,6 +179,21 @@ TEST(TensorInspector, ExportHistogramPngOnlyWhereAHistogramIsShown)
     EXPECT_TRUE(png->isVisible());
 }
 
+TEST(ValueFormat, CompactTextKeepsFourSignificantDigitsAndAShortExponent)
+{
+    EXPECT_EQ(formatCompact(-4.660171), QStringLiteral("-4.66"));
+    EXPECT_EQ(formatCompact(-2.8366318), QStringLiteral("-2.837"));
+    EXPECT_EQ(formatCompact(0.000123456), QStringLiteral("0.0001235"));
+    EXPECT_EQ(formatCompact(1.23456e-5), QStringLiteral("1.235e-5"));
+    EXPECT_EQ(formatCompact(-2.5e12), QStringLiteral("-2.5e12"));
+    EXPECT_EQ(formatCompact(12345.0), QStringLiteral("1.235e4"));
+    EXPECT_EQ(formatCompact(0.0), QStringLiteral("0"));
+    EXPECT_EQ(formatCompact(std::nan("")), QStringLiteral("nan"));
+    EXPECT_EQ(formatCompact(-INFINITY), QStringLiteral("-inf"));
+    // Read back, the text is the value to 4 digits.
+    EXPECT_NEAR(formatCompact(1.23456e-5).toDouble(), 1.23456e-5, 1e-8);
+}
+
 TEST(TensorTableModel, ShowsA2DSliceWithFixedAxesAndPassesTheModelTester)
 {
     TensorTableModel model;
@@ -197,7 +211,7 @@ TEST(TensorTableModel, ShowsA2DSliceWithFixedAxesAndPassesTheModelTester)
         model.fetchMore({});
     // (1, 2, r, c) → flat ((1*3 + 2)*4 + r)*5 + c
     EXPECT_FLOAT_EQ(model.valueAt(3, 4), t.at(((1 * 3 + 2) * 4 + 3) * 5 + 4));
-    EXPECT_EQ(model.index(3, 4).data().toString(), QString::number(t.at(((1 * 3 + 2) * 4 + 3) * 5 + 4), 'g', 6));
+    EXPECT_EQ(model.index(3, 4).data().toString(), formatCompact(t.at(((1 * 3 + 2) * 4 + 3) * 5 + 4)));
     // Other axes displayed: rows over axis 1, columns over axis 3.
     model.setRowAxis(1);
     model.setColumnAxis(3);
