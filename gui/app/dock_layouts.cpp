@@ -126,7 +126,7 @@ void DockLayouts::resize(Kind kind, const QSize& size)
         const int left = share(width, 0.2, 250, 380);
         const int right = share(width, 0.37, 440, 760);
         const int bottom = share(height, 0.22, 150, 280);
-        const int breakpoints = share(width, 0.36, 420, 660);
+        const int breakpoints = share(width, 0.345, 430, 660);
         w->resizeDocks({ m_docks.model, m_docks.inspector }, { left, right }, Qt::Horizontal);
         w->resizeDocks({ m_docks.breakpoints }, { bottom }, Qt::Vertical);
         w->resizeDocks({ m_docks.breakpoints, m_docks.record }, { breakpoints, width - breakpoints }, Qt::Horizontal);

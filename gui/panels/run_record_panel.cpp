@@ -3,8 +3,10 @@
 #include "gui/panels/run_record_model.h"
 
 #include <algorithm>
+#include <array>
 
 #include <QCheckBox>
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
@@ -52,12 +54,13 @@ RunRecordPanel::RunRecordPanel(QWidget* parent)
     // The node takes what the other columns, as wide as their contents, leave; its middle goes first.
     QHeaderView* h = m_view->horizontalHeader();
     h->setSectionResizeMode(QHeaderView::Interactive);
-    h->setSectionResizeMode(RunRecordModel::Node, QHeaderView::Stretch);
     h->setStretchLastSection(false);
+    m_view->viewport()->installEventFilter(this);
     h->setMinimumSectionSize(30);
     m_view->setTextElideMode(Qt::ElideMiddle);
     fitColumns();
 
+    connect(h, &QHeaderView::sortIndicatorChanged, this, &RunRecordPanel::fitColumns);
     connect(m_text, &QLineEdit::textChanged, m_filter, &RunRecordFilter::setText);
     connect(m_onlyNan, &QCheckBox::toggled, m_filter, &RunRecordFilter::setOnlyNanInf);
     connect(
@@ -105,19 +108,45 @@ void RunRecordPanel::fitColumns()
     boldFont.setBold(true);
     const QFontMetrics bold(boldFont);
     const int rows = std::min(m_model->rowCount(), kRows);
+    // Headers need room for the sort arrow only where it is drawn (the header reserves it everywhere).
+    std::array<int, RunRecordModel::ColumnCount> headers {};
+    h->setSortIndicatorShown(false);
+    for (int c = 0; c < RunRecordModel::ColumnCount; ++c)
+        headers[static_cast<size_t>(c)] = h->sectionSizeHint(c);
+    h->setSortIndicatorShown(true);
+    const int sorted = h->sortIndicatorSection();
+    if (sorted >= 0 && sorted < RunRecordModel::ColumnCount)
+        headers[static_cast<size_t>(sorted)] = h->sectionSizeHint(sorted);
     for (int c = 0; c < RunRecordModel::ColumnCount; ++c) {
         if (c == RunRecordModel::Node) continue;
-        int w = h->sectionSizeHint(c);
+        int w = headers[static_cast<size_t>(c)];
         for (int r = 0; r < rows; ++r) {
             const QString text = m_model->index(r, c).data().toString();
             w = std::max(w, (c == RunRecordModel::NanInf ? bold : fm).horizontalAdvance(text) + kPadding);
         }
         if (c == RunRecordModel::Operator)
-            w = std::min(w, fm.horizontalAdvance(QStringLiteral("_backward_Convolution")) + kPadding);
+            w = std::min(w, fm.horizontalAdvance(QStringLiteral("FullyConnected")) + kPadding);
         if (c == RunRecordModel::Shape)
             w = std::min(w, fm.horizontalAdvance(QStringLiteral("(64, 128, 28, 28)")) + kPadding);
         m_view->setColumnWidth(c, w);
     }
+    fitNodeColumn();
+}
+
+void RunRecordPanel::fitNodeColumn()
+{
+    // What the others leave, but never so little that the names are lost: then the table scrolls.
+    constexpr int kNodeMin = 150;
+    int others = 0;
+    for (int c = 0; c < RunRecordModel::ColumnCount; ++c)
+        others += c == RunRecordModel::Node ? 0 : m_view->columnWidth(c);
+    m_view->setColumnWidth(RunRecordModel::Node, std::max(kNodeMin, m_view->viewport()->width() - others));
+}
+
+bool RunRecordPanel::eventFilter(QObject* watched, QEvent* event)
+{
+    if (watched == m_view->viewport() && event->type() == QEvent::Resize) fitNodeColumn();
+    return QWidget::eventFilter(watched, event);
 }
 
 void RunRecordPanel::selectOp(int order)

@@ -79,6 +79,7 @@ TensorInspector::TensorInspector(QWidget* parent)
     m_picker->setAllColumnsShowFocus(true);
     m_picker->setSelectionMode(QAbstractItemView::SingleSelection);
     m_picker->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_picker->setTextElideMode(Qt::ElideMiddle); // tensor names differ at their end
     m_picker->header()->setStretchLastSection(false);
     m_picker->header()->setSectionResizeMode(0, QHeaderView::Stretch);
     m_picker->header()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
