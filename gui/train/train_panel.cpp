@@ -166,10 +166,13 @@ void TrainPanel::arrange(Arrangement arrangement)
     QWidget* const plot = m_plot;
     QWidget* const decisionView = m_decisionView;
     QWidget* const gradients = m_gradients;
+    const bool placedInRow = m_top->indexOf(gradients) >= 0; // also before the first arrange()
     if (arrangement == Arrangement::Row) {
-        for (QWidget* w : { controlsView, plot, decisionView, gradients })
-            m_top->addWidget(w);
-        m_bottom->hide();
+        if (!placedInRow) {
+            for (QWidget* w : { controlsView, plot, decisionView, gradients })
+                m_top->addWidget(w);
+            m_bottom->hide();
+        }
         const int rest = std::max(300, width() - controls);
         const int decisionWidth = decision ? std::min(rest * 3 / 10, height()) : 0;
         const int plotWidth = (rest - decisionWidth) * 55 / 100;
@@ -178,11 +181,13 @@ void TrainPanel::arrange(Arrangement arrangement)
             m_top->setStretchFactor(i, i == 1 || i == 3 ? 1 : 0);
         return;
     }
-    m_top->addWidget(m_controls);
-    m_top->addWidget(plot);
-    m_bottom->addWidget(decisionView);
-    m_bottom->addWidget(gradients);
-    m_bottom->show();
+    if (placedInRow) {
+        m_top->addWidget(controlsView);
+        m_top->addWidget(plot);
+        m_bottom->addWidget(decisionView);
+        m_bottom->addWidget(gradients);
+        m_bottom->show();
+    }
     m_top->setSizes({ controls, std::max(200, width() - controls) });
     // The controls' rows on top (the plot beside them); the decision regions square below, the
     // gradients the rest of that row.
