@@ -1,5 +1,6 @@
 #include "gui/app/main_window.h"
 
+#include "gui/app/dock_layouts.h"
 #include "gui/app/icons.h"
 #include "gui/graph/graph_model.h"
 #include "gui/graph/graph_panel.h"
@@ -22,10 +23,12 @@
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QGuiApplication>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QScreen>
 #include <QSettings>
 #include <QStatusBar>
 #include <QToolBar>
@@ -84,6 +87,13 @@ MainWindow::MainWindow(const AppOptions& options, QWidget* parent)
     // Training and a debug run share the block: one at a time.
     m_train->setStartGuard(
         [this] { return m_controller->isActive() ? tr("Stop the debug run first (Shift+F5)") : QString(); });
+    // The task decides the layout: a training (not single debugged steps) wants its plots large,
+    // a pause the inspector.
+    connect(m_train, &TrainPanel::trainingStarted, this, [this] {
+        if (!m_train->runsSteps()) m_layouts->switchTo(DockLayouts::Kind::Training);
+    });
+    connect(
+        m_controller, &SessionController::paused, this, [this] { m_layouts->switchTo(DockLayouts::Kind::Debugging); });
     for (auto signal : { &TrainPanel::trainingStarted, &TrainPanel::trainingFinished })
         connect(m_train, signal, this, [this] {
             m_inputs->setBusy(m_train->isTraining() || m_controller->isActive());
@@ -152,7 +162,14 @@ MainWindow::MainWindow(const AppOptions& options, QWidget* parent)
     }
     m_inputs->setSamples(names, descriptions);
 
-    resize(1560, 960);
+    // A first start fills the screen's free area (up to 2560×1600); the docks are laid out for it.
+    if (const QScreen* screen = QGuiApplication::primaryScreen()) {
+        const QRect free = screen->availableGeometry();
+        resize(free.size().boundedTo(QSize(2560, 1600)));
+        move(free.topLeft());
+    } else {
+        resize(1600, 1000);
+    }
     if (!m_options.fresh) restoreWindowSettings();
     rebuildRecentMenu();
     updateActions();
@@ -186,28 +203,14 @@ void MainWindow::buildDocks()
     m_inspector = new TensorInspector(this);
     m_record = new RunRecordPanel(this);
     QDockWidget* model = dock(tr("Model"), "modelDock", m_inputs, Qt::LeftDockWidgetArea);
-    QDockWidget* bps = dock(tr("Breakpoints"), "breakpointsDock", m_breakpointsPanel, Qt::LeftDockWidgetArea);
+    QDockWidget* bps = dock(tr("Breakpoints"), "breakpointsDock", m_breakpointsPanel, Qt::BottomDockWidgetArea);
     QDockWidget* inspector = dock(tr("Tensor Inspector"), "inspectorDock", m_inspector, Qt::RightDockWidgetArea);
     QDockWidget* record = dock(tr("Run Record"), "recordDock", m_record, Qt::BottomDockWidgetArea);
     m_train = new TrainPanel(this);
     m_train->setDebugSession(&m_controller->session());
-    QDockWidget* train = dock(tr("Train"), "trainDock", m_train, Qt::BottomDockWidgetArea);
-    tabifyDockWidget(record, train);
-    record->raise();
-    // The Train dock's plot and controls want more height than the run record's table: the first
-    // time it is shown low, it grows (the user may shrink it again).
-    connect(train, &QDockWidget::visibilityChanged, this, [this, train](bool visible) {
-        if (!visible || m_trainDockGrown || !isVisible()) return;
-        m_trainDockGrown = true;
-        const int want = std::min(330, height() / 3);
-        if (train->height() < want) resizeDocks({ train }, { want }, Qt::Vertical);
-    });
-    splitDockWidget(model, bps, Qt::Vertical);
-    resizeDocks({ model, inspector }, { 330, 560 }, Qt::Horizontal);
-    resizeDocks({ model, bps }, { 600, 220 }, Qt::Vertical);
-    resizeDocks({ record }, { 210 }, Qt::Vertical);
-    setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
-    setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
+    QDockWidget* train = dock(tr("Train"), "trainDock", m_train, Qt::RightDockWidgetArea);
+    // Where each goes, for debugging and for training, is the layouts' business (made when shown).
+    m_layouts = new DockLayouts(this, { model, bps, inspector, record, train });
     m_inspector->clear(tr("Not paused. Set a breakpoint (F9) and run (F5)."));
 }
 
@@ -244,6 +247,13 @@ void MainWindow::buildActions()
     nan->setToolTip(tr("Pause at the first op whose output has NaN or Inf"));
     make(Action::Find, IconKind::Fit, tr("&Find Node…"), QKeySequence::Find, [this] { m_graph->showFind(); });
     make(Action::Open, IconKind::Open, tr("&Open…"), QKeySequence::Open, [this] { openFileDialog(); });
+
+    // Short labels on the toolbar (the menu and the tooltips say what each step takes), so that it fits
+    // a 1280-pixel window.
+    action(Action::StepOver)->setIconText(tr("Step"));
+    action(Action::StepInto)->setIconText(tr("Step Into"));
+    action(Action::StepOut)->setIconText(tr("Step Out"));
+    action(Action::ToggleBreakpoint)->setIconText(tr("Breakpoint"));
 
     QToolBar* bar = addToolBar(tr("Debug"));
     bar->setObjectName(QStringLiteral("debugToolBar"));
@@ -318,6 +328,9 @@ void MainWindow::buildMenus()
 
     m_viewMenu = menuBar()->addMenu(tr("&View"));
     m_viewMenu->addAction(action(Action::Find));
+    m_viewMenu->addSeparator();
+    m_layouts->addActions(m_viewMenu);
+    m_viewMenu->addSeparator();
     for (QDockWidget* d : findChildren<QDockWidget*>())
         m_viewMenu->addAction(d->toggleViewAction());
 
@@ -393,7 +406,7 @@ void MainWindow::closeEvent(QCloseEvent* event)
     m_train->stopAndWait(3000);
     QSettings s;
     s.setValue(QStringLiteral("window/geometry"), saveGeometry());
-    s.setValue(QStringLiteral("window/state"), saveState());
+    m_layouts->save();
     saveModelSettings();
     event->accept();
 }
@@ -423,7 +436,7 @@ void MainWindow::restoreWindowSettings()
 {
     QSettings s;
     restoreGeometry(s.value(QStringLiteral("window/geometry")).toByteArray());
-    restoreState(s.value(QStringLiteral("window/state")).toByteArray());
+    m_layouts->restore();
     const int level = s.value(QStringLiteral("record/level"), static_cast<int>(m_controller->recordLevel())).toInt();
     for (QAction* a : m_recordGroup->actions())
         if (a->data().toInt() == level) {

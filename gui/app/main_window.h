@@ -16,6 +16,7 @@ namespace opscope::gui {
 
 class BreakpointModel;
 class BreakpointsPanel;
+class DockLayouts;
 class GraphPanel;
 class InputPanel;
 class RunRecordPanel;
@@ -52,6 +53,8 @@ public:
     RunRecordPanel* runRecordPanel() const { return m_record; }
     InputPanel* inputPanel() const { return m_inputs; }
     TrainPanel* trainPanel() const { return m_train; }
+    /// The debugging and training arrangements of the docks (View menu).
+    DockLayouts* layouts() const { return m_layouts; }
     QString statusText() const;
     /// The last error shown to the user (tests), and whether message boxes are shown (off in tests
     /// and scripted runs: errors then go to the status bar and stderr).
@@ -160,7 +163,7 @@ private:
     std::shared_ptr<const Graph> m_shownGraph; // the graph the graph view shows
     std::shared_ptr<const Graph> m_checkedGraph; // the session's graph last looked at, and whether it
     bool m_checkedIsTraining = false; // is a training step's
-    bool m_trainDockGrown = false;
+    DockLayouts* m_layouts = nullptr;
 };
 
 } // namespace opscope::gui

@@ -2,6 +2,8 @@
 
 #include "gui/graph/op_family.h"
 
+#include <algorithm>
+
 namespace opscope::gui {
 
 namespace {
@@ -121,6 +123,36 @@ void GraphModel::expandToShow(const QString& nodeName)
 void GraphModel::expandToFit(int maxVisible)
 {
     setExpandedSet(fitSet(maxVisible));
+}
+
+GraphModel::ExpandResult GraphModel::expandAll(int maxVisible)
+{
+    ExpandResult r;
+    QSet<QString> all;
+    for (const QString& path : m_tree.order()) {
+        const BlockTree::Block& b = *m_tree.block(path);
+        if (b.ops.size() <= 1) continue;
+        all.insert(path);
+        r.levels = std::max(r.levels, b.depth);
+    }
+    if (m_graph)
+        for (const Node& node : m_graph->nodes())
+            r.opCount += node.isVariable() ? 0 : 1;
+    r.fullCount = static_cast<int>(computeVisible(all).items.size());
+    r.complete = r.fullCount <= maxVisible;
+    // Blocks opened by hand stay open.
+    QSet<QString> next = r.complete ? std::move(all) : fitSet(maxVisible).unite(m_expanded);
+    r.levelsOpened = r.levels;
+    for (const QString& path : m_tree.order()) {
+        const BlockTree::Block& b = *m_tree.block(path);
+        if (b.ops.size() > 1 && !next.contains(path)) r.levelsOpened = std::min(r.levelsOpened, b.depth - 1);
+    }
+    // Opening a block of several ops always adds boxes.
+    const int before = visibleCount();
+    setExpandedSet(std::move(next));
+    r.visible = visibleCount();
+    r.changed = r.visible != before;
+    return r;
 }
 
 void GraphModel::collapseAll()

@@ -84,6 +84,20 @@ public:
     void expandToShow(const QString& nodeName);
     /// Opens block levels breadth-first, as deep as keeps visibleCount() <= maxVisible (whole levels).
     void expandToFit(int maxVisible = kDefaultMaxVisible);
+    /// What expandAll() did: `levelsOpened` of `levels` block levels are open; `complete` when every
+    /// block is, `fullCount` the boxes that would take; `changed` when anything opened.
+    struct ExpandResult {
+        bool complete = false;
+        bool changed = false;
+        int levels = 0;
+        int levelsOpened = 0;
+        int visible = 0;
+        int fullCount = 0;
+        int opCount = 0;
+    };
+    /// Opens every block when that keeps visibleCount() <= maxVisible, else as many whole levels as
+    /// do (expandToFit), and says which.
+    ExpandResult expandAll(int maxVisible);
     /// Collapses every block; a lone top-level block is opened while that fits kDefaultMaxVisible.
     void collapseAll();
 

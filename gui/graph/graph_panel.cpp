@@ -11,6 +11,7 @@
 #include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLocale>
 #include <QMessageBox>
 #include <QShortcut>
 #include <QToolBar>
@@ -28,15 +29,18 @@ GraphPanel::GraphPanel(QWidget* parent)
     m_view->setModel(m_model);
     buildToolBar();
     buildFindBar();
+    buildNoticeBar();
 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(0);
     layout->addWidget(m_toolBar);
     layout->addWidget(m_findBar);
+    layout->addWidget(m_noticeBar);
     layout->addWidget(m_view, 1);
 
     connect(m_model, &GraphModel::graphChanged, this, [this] {
+        hideNotice();
         m_findText.clear();
         m_matches.clear();
         m_matchIndex = -1;
@@ -92,9 +96,13 @@ void GraphPanel::buildToolBar()
     m_parametersAction->setCheckable(true);
     m_parametersAction->setChecked(m_model->showParameters());
     add(QStringLiteral("Expand All"),
-        QStringLiteral("Open block levels as deep as %1 boxes allow").arg(kExpandAllLimit),
-        [this] { m_model->expandToFit(kExpandAllLimit); });
-    add(QStringLiteral("Collapse All"), QStringLiteral("Close every block"), [this] { m_model->collapseAll(); });
+        QStringLiteral("Open every block (whole levels up to %1 boxes on a larger graph)")
+            .arg(QLocale().toString(kExpandAllLimit)),
+        [this] { expandAll(); });
+    add(QStringLiteral("Collapse All"), QStringLiteral("Close every block"), [this] {
+        hideNotice();
+        m_model->collapseAll();
+    });
     m_toolBar->addSeparator();
     add(QStringLiteral("Find"), QStringLiteral("Find a node or operator (F3)"), [this] { showFind(); });
     add(QStringLiteral("Export PNG\u2026"), QStringLiteral("Save the graph as a PNG image"),
@@ -142,6 +150,66 @@ void GraphPanel::buildFindBar()
         refreshMatches(text);
         updateFindStatus();
     });
+}
+
+void GraphPanel::buildNoticeBar()
+{
+    m_noticeBar = new QWidget(this);
+    m_noticeBar->setObjectName(QStringLiteral("graphNotice"));
+    m_noticeBar->setAutoFillBackground(true);
+    m_noticeBar->setStyleSheet(
+        QStringLiteral("#graphNotice { background: #fdf6e3; border-bottom: 1px solid #e6dcc0; }"));
+    auto* layout = new QHBoxLayout(m_noticeBar);
+    layout->setContentsMargins(8, 3, 4, 3);
+    layout->setSpacing(6);
+    m_notice = new QLabel(m_noticeBar);
+    m_notice->setWordWrap(true);
+    m_notice->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    auto* close = new QToolButton(m_noticeBar);
+    close->setText(QStringLiteral("\u2715"));
+    close->setToolTip(QStringLiteral("Close"));
+    close->setAutoRaise(true);
+    layout->addWidget(m_notice, 1);
+    layout->addWidget(close, 0, Qt::AlignTop);
+    m_noticeBar->hide();
+    connect(close, &QToolButton::clicked, this, &GraphPanel::hideNotice);
+}
+
+void GraphPanel::showNotice(const QString& text)
+{
+    m_notice->setText(text);
+    m_noticeBar->show();
+}
+
+void GraphPanel::hideNotice()
+{
+    m_notice->clear();
+    m_noticeBar->hide();
+}
+
+QString GraphPanel::notice() const
+{
+    return m_noticeBar->isHidden() ? QString() : m_notice->text();
+}
+
+void GraphPanel::expandAll()
+{
+    if (!m_model->graph()) return;
+    const GraphModel::ExpandResult r = m_model->expandAll(kExpandAllLimit);
+    const QLocale locale;
+    const QString ops = QStringLiteral("%1 ops").arg(locale.toString(r.opCount));
+    if (r.complete && !r.changed)
+        showNotice(QStringLiteral("Every block is already expanded (%1).").arg(ops));
+    else if (r.complete)
+        showNotice(QStringLiteral("Expanded every block: %1 in %2 boxes.").arg(ops, locale.toString(r.visible)));
+    else
+        showNotice(QStringLiteral("Graph too large to expand fully: %1 would need %2 boxes, more than the %3 laid "
+                                  "out at once. Opened %4 of %5 block levels (%6 boxes); double-click a block to "
+                                  "expand it.")
+                       .arg(ops, locale.toString(r.fullCount), locale.toString(kExpandAllLimit))
+                       .arg(r.levelsOpened)
+                       .arg(r.levels)
+                       .arg(locale.toString(r.visible)));
 }
 
 void GraphPanel::showFind()

@@ -13,14 +13,16 @@ namespace opscope::gui {
 class GraphModel;
 class GraphView;
 
-/// The graph view with a thin toolbar (fit, zoom, parameters, expand/collapse, export) and a find bar
-/// (hidden until showFind()). Owns its GraphModel. Find walks the nodes whose name or operator contains
-/// the text, selecting and centring each match in the view (which opens the blocks around it).
+/// The graph view with a thin toolbar (fit, zoom, parameters, expand/collapse, export), a find bar
+/// (hidden until showFind()) and a notice bar that says what Expand All did. Owns its GraphModel. Find
+/// walks the nodes whose name or operator contains the text, selecting and centring each match in the
+/// view (which opens the blocks around it).
 class GraphPanel : public QWidget {
     Q_OBJECT
 public:
-    /// Expand All opens block levels as deep as keeps this many boxes (dot gets slow beyond).
-    static constexpr int kExpandAllLimit = 600;
+    /// Expand All opens every block when that makes at most this many boxes (3,000 lay out in about a
+    /// second off the GUI thread; dot's time grows faster than the count), else whole levels that fit.
+    static constexpr int kExpandAllLimit = 5000;
 
     explicit GraphPanel(QWidget* parent = nullptr);
     ~GraphPanel() override;
@@ -44,6 +46,12 @@ public:
     /// 0-based index of the current match, -1 when none.
     int findMatchIndex() const { return m_matchIndex; }
 
+    /// Expand All: every block open, or as many levels as kExpandAllLimit allows; the notice bar says
+    /// which (and why it stopped).
+    void expandAll();
+    /// The notice bar's text ("" when hidden).
+    QString notice() const;
+
     bool exportPngTo(const QString& path, QString* error = nullptr);
     bool exportSvgTo(const QString& path, QString* error = nullptr);
 
@@ -53,6 +61,9 @@ protected:
 private:
     void buildToolBar();
     void buildFindBar();
+    void buildNoticeBar();
+    void showNotice(const QString& text);
+    void hideNotice();
     void refreshMatches(const QString& text);
     void goToMatch(int index);
     void updateFindStatus();
@@ -65,6 +76,8 @@ private:
     QWidget* m_findBar = nullptr;
     QLineEdit* m_findEdit = nullptr;
     QLabel* m_findStatus = nullptr;
+    QWidget* m_noticeBar = nullptr;
+    QLabel* m_notice = nullptr;
     QString m_findText;
     QStringList m_matches;
     int m_matchIndex = -1;

@@ -41,14 +41,21 @@ QVariant BreakpointModel::data(const QModelIndex& index, int role) const
             if (b.kind == Breakpoint::Kind::Tensor) return QStringLiteral("tensor");
             return b.phase == OpPhase::Before ? QStringLiteral("before") : QStringLiteral("after");
         case ConditionColumn:
-            return b.condition.kind == Condition::Kind::Always && !b.condition.gradientsOnly ? QString() : QString::fromStdString(b.condition.str());
+            return b.condition.kind == Condition::Kind::Always && !b.condition.gradientsOnly
+                ? QString()
+                : QString::fromStdString(b.condition.str());
         case Hits:
             return static_cast<qlonglong>(b.hitCount);
         case Ignore:
             return static_cast<qlonglong>(b.ignoreCount);
         }
     }
-    if (role == Qt::ToolTipRole) return QString::fromStdString(b.str());
+    if (role == Qt::ToolTipRole) {
+        const QString what = QString::fromStdString(b.str());
+        return col == Location && b.kind != Breakpoint::Kind::Watch
+            ? QStringLiteral("%1\n%2").arg(QString::fromStdString(b.location), what)
+            : what;
+    }
     if (role == Qt::ForegroundRole && !b.enabled) return QBrush(QColor(140, 140, 140));
     if (role == Qt::UserRole) return b.id;
     return {};
@@ -171,7 +178,8 @@ bool BreakpointModel::setCondition(int id, const QString& text, QString* error)
 bool BreakpointModel::breakOnNanInf() const
 {
     for (const Breakpoint& b : m_rows)
-        if (b.kind == Breakpoint::Kind::Watch && b.condition.kind == Condition::Kind::NanOrInf && !b.condition.gradientsOnly && b.enabled)
+        if (b.kind == Breakpoint::Kind::Watch && b.condition.kind == Condition::Kind::NanOrInf
+            && !b.condition.gradientsOnly && b.enabled)
             return true;
     return false;
 }
@@ -184,7 +192,8 @@ void BreakpointModel::setBreakOnNanInf(bool on)
         return;
     }
     for (const Breakpoint& b : std::vector<Breakpoint>(m_rows))
-        if (b.kind == Breakpoint::Kind::Watch && b.condition.kind == Condition::Kind::NanOrInf && !b.condition.gradientsOnly)
+        if (b.kind == Breakpoint::Kind::Watch && b.condition.kind == Condition::Kind::NanOrInf
+            && !b.condition.gradientsOnly)
             m_session->removeBreakpoint(b.id);
     refresh();
     Q_EMIT breakpointsChanged();

@@ -41,15 +41,16 @@ BreakpointsPanel::BreakpointsPanel(BreakpointModel* model, QWidget* parent)
         QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed | QAbstractItemView::SelectedClicked);
     m_view->verticalHeader()->hide();
     m_view->verticalHeader()->setDefaultSectionSize(22);
+    m_view->setWordWrap(false);
+    // The node takes the room left by the other columns, which fit their (short) contents; a long name
+    // loses its middle, where MXNet names repeat the block path, and reads whole in the tooltip.
     QHeaderView* h = m_view->horizontalHeader();
-    h->setStretchLastSection(true);
-    h->setSectionResizeMode(QHeaderView::Interactive);
-    m_view->setColumnWidth(BreakpointModel::Enabled, 42);
-    m_view->setColumnWidth(BreakpointModel::Location, 170);
-    m_view->setColumnWidth(BreakpointModel::Phase, 52);
-    m_view->setColumnWidth(BreakpointModel::ConditionColumn, 90);
-    m_view->setColumnWidth(BreakpointModel::Hits, 40);
-    m_view->setTextElideMode(Qt::ElideLeft); // node names differ at their end
+    h->setStretchLastSection(false);
+    h->setMinimumSectionSize(24);
+    for (int c = 0; c < BreakpointModel::ColumnCount; ++c)
+        h->setSectionResizeMode(
+            c, c == BreakpointModel::Location ? QHeaderView::Stretch : QHeaderView::ResizeToContents);
+    m_view->setTextElideMode(Qt::ElideMiddle);
     m_view->setAlternatingRowColors(true);
     connect(m_view, &QTableView::doubleClicked, this, [this](const QModelIndex& index) {
         if (index.column() != BreakpointModel::Location) return;

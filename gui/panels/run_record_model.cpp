@@ -1,9 +1,12 @@
 #include "gui/panels/run_record_model.h"
 
+#include "gui/tensor/value_format.h"
+
 #include <cmath>
 
 #include <QBrush>
 #include <QColor>
+#include <QFont>
 
 namespace opscope::gui {
 
@@ -59,11 +62,11 @@ QVariant RunRecordModel::data(const QModelIndex& index, int role) const
         case Shape:
             return op.outputShapes.empty() ? QString() : QString::fromStdString(op.outputShapes.front().str());
         case Min:
-            return s ? QString::number(s->min, 'g', 5) : QString();
+            return s ? formatCompact(s->min) : QString();
         case Max:
-            return s ? QString::number(s->max, 'g', 5) : QString();
+            return s ? formatCompact(s->max) : QString();
         case Mean:
-            return s ? QString::number(s->mean, 'g', 5) : QString();
+            return s ? formatCompact(s->mean) : QString();
         case NanInf:
             if (!s) return QString();
             return hasNanInf(index.row()) ? QStringLiteral("NaN/Inf") : QString();
@@ -92,6 +95,15 @@ QVariant RunRecordModel::data(const QModelIndex& index, int role) const
     if (role == Qt::TextAlignmentRole && (col == Order || col == Time || col == Min || col == Max || col == Mean))
         return QVariant(Qt::AlignRight | Qt::AlignVCenter);
     if (role == Qt::ForegroundRole && col == NanInf) return QBrush(QColor(200, 30, 30));
+    // The ops whose output has NaN or Inf stand out of a long record.
+    if (role == Qt::BackgroundRole && hasNanInf(index.row())) return QBrush(QColor(253, 224, 224));
+    if (role == Qt::FontRole && col == NanInf && hasNanInf(index.row())) {
+        QFont bold;
+        bold.setBold(true);
+        return bold;
+    }
+    if (role == Qt::ToolTipRole && !s)
+        return QStringLiteral("%1 (%2)").arg(QString::fromStdString(op.node), QString::fromStdString(op.op));
     if (role == Qt::ToolTipRole && s)
         return QStringLiteral("%1 (%2)\nmin %3  max %4\nmean %5  std %6\nNaN %7  Inf %8  zeros %9")
             .arg(QString::fromStdString(op.node), QString::fromStdString(op.op))

@@ -2,7 +2,11 @@
 
 #include "gui/panels/run_record_model.h"
 
+#include <algorithm>
+#include <array>
+
 #include <QCheckBox>
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QItemSelectionModel>
@@ -35,6 +39,7 @@ RunRecordPanel::RunRecordPanel(QWidget* parent)
     layout->addLayout(bar);
     layout->addWidget(m_view);
     m_summary->setStyleSheet(QStringLiteral("color: #666"));
+    m_summary->setMinimumWidth(1); // a long summary is cut rather than widening the dock
 
     m_view->setModel(m_filter);
     m_view->setSortingEnabled(true);
@@ -46,19 +51,16 @@ RunRecordPanel::RunRecordPanel(QWidget* parent)
     m_view->verticalHeader()->setDefaultSectionSize(20);
     m_view->setAlternatingRowColors(true);
     m_view->setWordWrap(false);
+    // The node takes what the other columns, as wide as their contents, leave; its middle goes first.
     QHeaderView* h = m_view->horizontalHeader();
     h->setSectionResizeMode(QHeaderView::Interactive);
-    h->setStretchLastSection(true);
-    m_view->setColumnWidth(RunRecordModel::Node, 280);
-    m_view->setTextElideMode(Qt::ElideLeft);
-    m_view->setColumnWidth(RunRecordModel::Order, 40);
-    m_view->setColumnWidth(RunRecordModel::Operator, 110);
-    m_view->setColumnWidth(RunRecordModel::Time, 75);
-    m_view->setColumnWidth(RunRecordModel::Shape, 120);
-    for (int c : { RunRecordModel::Min, RunRecordModel::Max, RunRecordModel::Mean })
-        m_view->setColumnWidth(c, 80);
-    m_view->setColumnWidth(RunRecordModel::NanInf, 65);
+    h->setStretchLastSection(false);
+    m_view->viewport()->installEventFilter(this);
+    h->setMinimumSectionSize(30);
+    m_view->setTextElideMode(Qt::ElideMiddle);
+    fitColumns();
 
+    connect(h, &QHeaderView::sortIndicatorChanged, this, &RunRecordPanel::fitColumns);
     connect(m_text, &QLineEdit::textChanged, m_filter, &RunRecordFilter::setText);
     connect(m_onlyNan, &QCheckBox::toggled, m_filter, &RunRecordFilter::setOnlyNanInf);
     connect(
@@ -90,6 +92,61 @@ void RunRecordPanel::setRecord(std::shared_ptr<const debug::RunRecord> record)
     if (rec.keptCount()) s += tr(", %1 tensors kept").arg(rec.keptCount());
     if (rec.tensorsDropped()) s += tr(" (%1 dropped for the memory budget)").arg(rec.droppedTensors());
     m_summary->setText(s);
+    m_summary->setToolTip(s);
+    fitColumns();
+}
+
+void RunRecordPanel::fitColumns()
+{
+    // Contents of the first rows (a record of thousands of ops repeats its operators and shapes);
+    // operator names and shapes of a training step's graph can be long and are capped.
+    constexpr int kRows = 2000;
+    constexpr int kPadding = 14;
+    QHeaderView* h = m_view->horizontalHeader();
+    const QFontMetrics fm(m_view->font());
+    QFont boldFont = m_view->font();
+    boldFont.setBold(true);
+    const QFontMetrics bold(boldFont);
+    const int rows = std::min(m_model->rowCount(), kRows);
+    // Headers need room for the sort arrow only where it is drawn (the header reserves it everywhere).
+    std::array<int, RunRecordModel::ColumnCount> headers {};
+    h->setSortIndicatorShown(false);
+    for (int c = 0; c < RunRecordModel::ColumnCount; ++c)
+        headers[static_cast<size_t>(c)] = h->sectionSizeHint(c);
+    h->setSortIndicatorShown(true);
+    const int sorted = h->sortIndicatorSection();
+    if (sorted >= 0 && sorted < RunRecordModel::ColumnCount)
+        headers[static_cast<size_t>(sorted)] = h->sectionSizeHint(sorted);
+    for (int c = 0; c < RunRecordModel::ColumnCount; ++c) {
+        if (c == RunRecordModel::Node) continue;
+        int w = headers[static_cast<size_t>(c)];
+        for (int r = 0; r < rows; ++r) {
+            const QString text = m_model->index(r, c).data().toString();
+            w = std::max(w, (c == RunRecordModel::NanInf ? bold : fm).horizontalAdvance(text) + kPadding);
+        }
+        if (c == RunRecordModel::Operator)
+            w = std::min(w, fm.horizontalAdvance(QStringLiteral("FullyConnected")) + kPadding);
+        if (c == RunRecordModel::Shape)
+            w = std::min(w, fm.horizontalAdvance(QStringLiteral("(64, 128, 28, 28)")) + kPadding);
+        m_view->setColumnWidth(c, w);
+    }
+    fitNodeColumn();
+}
+
+void RunRecordPanel::fitNodeColumn()
+{
+    // What the others leave, but never so little that the names are lost: then the table scrolls.
+    constexpr int kNodeMin = 150;
+    int others = 0;
+    for (int c = 0; c < RunRecordModel::ColumnCount; ++c)
+        others += c == RunRecordModel::Node ? 0 : m_view->columnWidth(c);
+    m_view->setColumnWidth(RunRecordModel::Node, std::max(kNodeMin, m_view->viewport()->width() - others));
+}
+
+bool RunRecordPanel::eventFilter(QObject* watched, QEvent* event)
+{
+    if (watched == m_view->viewport() && event->type() == QEvent::Resize) fitNodeColumn();
+    return QWidget::eventFilter(watched, event);
 }
 
 void RunRecordPanel::selectOp(int order)

@@ -33,7 +33,15 @@ Q_SIGNALS:
     /// A row was picked: its op's position in the record and its node.
     void opPicked(int order, const QString& node);
 
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
 private:
+    /// Every column but the node's as wide as its contents (operators and shapes capped).
+    void fitColumns();
+    /// The node column takes the rest of the width, at least enough for a name elided in the middle.
+    void fitNodeColumn();
+
     RunRecordModel* m_model;
     RunRecordFilter* m_filter;
     QLineEdit* m_text;

@@ -100,13 +100,13 @@ HistogramView::HistogramView(QWidget* parent)
     range->addWidget(m_autoButton);
     outer->addLayout(range);
 
-    m_stack = messageStack(this, tr("No histogram"), &m_message);
-
-    auto* page = new QWidget(m_stack);
-    auto* body = new QHBoxLayout(page);
+    // The plot, or a message in its place; the counts beside it either way.
+    auto* body = new QHBoxLayout;
     body->setContentsMargins(0, 0, 0, 0);
     body->setSpacing(6);
-    m_plot = new QCustomPlot(page);
+    m_stack = messageStack(this, tr("No histogram"), &m_message);
+    m_message->setMinimumWidth(120);
+    m_plot = new QCustomPlot(m_stack);
     m_plot->setMinimumSize(200, 150);
     m_plot->setNotAntialiasedElements(QCP::aePlottables | QCP::aeGrid | QCP::aeAxes);
     m_plot->setPlottingHint(QCP::phCacheLabels, true);
@@ -129,46 +129,45 @@ HistogramView::HistogramView(QWidget* parent)
     m_hoverBar->setBrush(kHoverColor);
     m_plot->yAxis->setLabel(tr("count"));
     m_plot->xAxis->setLabel(tr("value"));
-    body->addWidget(m_plot, 1);
-
+    m_stack->addWidget(m_plot);
+    body->addWidget(m_stack, 1);
     auto* info = new QGridLayout;
     info->setContentsMargins(0, 4, 0, 0);
     info->setHorizontalSpacing(8);
     info->setVerticalSpacing(3);
-    m_totalValue = valueLabel(page);
-    m_binnedValue = valueLabel(page);
-    m_nanValue = valueLabel(page);
-    m_infValue = valueLabel(page);
-    m_posInfValue = valueLabel(page);
-    m_negInfValue = valueLabel(page);
-    m_infLabel = nameLabel(tr("Inf"), page);
-    m_posInfLabel = nameLabel(tr("+Inf"), page);
-    m_negInfLabel = nameLabel(tr("-Inf"), page);
-    m_zerosValue = valueLabel(page);
-    m_widthValue = valueLabel(page);
-    m_zerosLabel = nameLabel(tr("Zeros"), page);
+    m_totalValue = valueLabel(this);
+    m_binnedValue = valueLabel(this);
+    m_nanValue = valueLabel(this);
+    m_infValue = valueLabel(this);
+    m_posInfValue = valueLabel(this);
+    m_negInfValue = valueLabel(this);
+    m_infLabel = nameLabel(tr("Inf"), this);
+    m_posInfLabel = nameLabel(tr("+Inf"), this);
+    m_negInfLabel = nameLabel(tr("-Inf"), this);
+    m_zerosValue = valueLabel(this);
+    m_widthValue = valueLabel(this);
+    m_zerosLabel = nameLabel(tr("Zeros"), this);
     int row = 0;
     auto addRow = [&](QLabel* name, QLabel* value) {
         info->addWidget(name, row, 0);
         info->addWidget(value, row, 1);
         ++row;
     };
-    addRow(nameLabel(tr("Total"), page), m_totalValue);
-    addRow(nameLabel(tr("Binned"), page), m_binnedValue);
-    addRow(nameLabel(tr("NaN"), page), m_nanValue);
+    addRow(nameLabel(tr("Total"), this), m_totalValue);
+    addRow(nameLabel(tr("Binned"), this), m_binnedValue);
+    addRow(nameLabel(tr("NaN"), this), m_nanValue);
     addRow(m_infLabel, m_infValue);
     addRow(m_posInfLabel, m_posInfValue);
     addRow(m_negInfLabel, m_negInfValue);
     addRow(m_zerosLabel, m_zerosValue);
-    addRow(nameLabel(tr("Bin width"), page), m_widthValue);
+    addRow(nameLabel(tr("Bin width"), this), m_widthValue);
     info->setRowStretch(row, 1);
     m_nanValue->setToolTip(tr("Not-a-number values, left out of the bins"));
     m_infValue->setToolTip(tr("+Inf and -Inf values, left out of the bins"));
     m_posInfValue->setToolTip(tr("+Inf values, left out of the bins"));
     m_negInfValue->setToolTip(tr("-Inf values, left out of the bins"));
     body->addLayout(info);
-    m_stack->addWidget(page);
-    outer->addWidget(m_stack, 1);
+    outer->addLayout(body, 1);
 
     applyPalette();
     updateAxes();
@@ -280,11 +279,59 @@ void HistogramView::updateRangeEdits()
     m_hiEdit->setPlaceholderText(known ? formatValue(m_histogram.hi) : tr("max"));
 }
 
+QString HistogramView::nothingToPlot() const
+{
+    const uint64_t binned = std::accumulate(m_histogram.bins.begin(), m_histogram.bins.end(), uint64_t { 0 });
+    if (!hasHistogram() || binned > 0) return {};
+    const uint64_t total = m_histogram.nan + m_histogram.inf + m_histogram.zeros;
+    if (total == 0) return tr("No values to plot");
+    const QString all = tr("All %1 values are").arg(total);
+    if (m_histogram.zeros > 0) // log magnitude: zeros have none
+        return m_histogram.zeros == total ? tr("%1 zero: they have no log magnitude").arg(all)
+                                          : tr("No value has a log magnitude: %1 zero, %2 NaN, %3 Inf")
+                                                .arg(m_histogram.zeros)
+                                                .arg(m_histogram.nan)
+                                                .arg(m_histogram.inf);
+    if (m_histogram.inf == 0) return tr("%1 NaN").arg(all);
+    const bool split = m_hasStats && static_cast<uint64_t>(m_stats.posInf + m_stats.negInf) == m_histogram.inf;
+    QStringList parts;
+    if (m_histogram.nan > 0) parts << tr("%1 NaN").arg(m_histogram.nan);
+    if (split && m_stats.posInf > 0) parts << tr("%1 +Inf").arg(m_stats.posInf);
+    if (split && m_stats.negInf > 0) parts << tr("%1 -Inf").arg(m_stats.negInf);
+    if (!split) parts << tr("%1 Inf").arg(m_histogram.inf);
+    if (parts.size() == 1) // one kind only
+        return tr("%1 %2").arg(all, parts.first().section(QLatin1Char(' '), 1));
+    return tr("%1 %2: %3")
+        .arg(all, m_histogram.nan > 0 ? tr("NaN or Inf") : tr("Inf"), parts.join(QStringLiteral(", ")));
+}
+
+bool HistogramView::hasPlot() const
+{
+    return hasHistogram() && nothingToPlot().isEmpty();
+}
+
+void HistogramView::showMessage(const QString& text, bool alarm)
+{
+    m_message->setText(text);
+    m_message->setForegroundRole(alarm ? QPalette::WindowText : QPalette::PlaceholderText);
+    m_message->setStyleSheet(alarm ? QStringLiteral("color: #d62728; font-weight: 600;") : QString());
+    m_stack->setCurrentIndex(0);
+}
+
 void HistogramView::setHistogram(const debug::Histogram& histogram)
 {
     m_histogram = histogram;
     if (!hasHistogram()) {
         clear();
+        return;
+    }
+    if (const QString reason = nothingToPlot(); !reason.isEmpty()) {
+        // No finite value: empty axes over a made-up range would say nothing.
+        clearHover();
+        m_bars->data()->clear();
+        m_edgeBars->data()->clear();
+        showMessage(reason, true);
+        updateInfo();
         return;
     }
     m_stack->setCurrentIndex(1);
@@ -302,10 +349,12 @@ void HistogramView::setStats(const debug::TensorStats& stats)
 {
     m_stats = stats;
     m_hasStats = true;
-    if (hasHistogram()) {
+    if (!hasHistogram()) return;
+    if (const QString reason = nothingToPlot(); !reason.isEmpty())
+        showMessage(reason, true); // the Inf count splits into +Inf and -Inf now
+    else
         rebuildPlot();
-        updateInfo();
-    }
+    updateInfo();
 }
 
 void HistogramView::clear(const QString& message)
@@ -317,8 +366,7 @@ void HistogramView::clear(const QString& message)
     clearHover();
     m_bars->data()->clear();
     m_hoverBar->data()->clear();
-    m_message->setText(message.isEmpty() ? tr("No histogram") : message);
-    m_stack->setCurrentIndex(0);
+    showMessage(message.isEmpty() ? tr("No histogram") : message, false);
     updateInfo();
     if (!m_manualRange) {
         m_loEdit->setPlaceholderText(tr("min"));
@@ -434,7 +482,7 @@ void HistogramView::updateInfo()
     m_zerosLabel->setVisible(zerosKnown);
     m_zerosValue->setVisible(zerosKnown);
     setCount(m_zerosValue, logMag ? m_histogram.zeros : static_cast<uint64_t>(m_stats.zeros), false);
-    m_widthValue->setText(formatValue(binWidth()));
+    m_widthValue->setText(binned > 0 ? formatValue(binWidth()) : QStringLiteral("–"));
 }
 
 void HistogramView::hoverAt(const QPoint& pos, const QPoint& globalPos)
@@ -515,7 +563,7 @@ void HistogramView::applyPalette()
 
 bool HistogramView::exportPng(const QString& path, QString* error)
 {
-    if (!hasHistogram()) {
+    if (!hasPlot()) {
         if (error) *error = tr("There is no histogram to export.");
         return false;
     }

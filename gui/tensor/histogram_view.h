@@ -36,6 +36,9 @@ public:
     void setStats(const debug::TensorStats& stats);
     const debug::Histogram& histogram() const { return m_histogram; }
     bool hasHistogram() const { return !m_histogram.bins.empty(); }
+    /// A histogram with bars to draw: false when every value is NaN or Inf (or, on the log
+    /// magnitude scale, zero); the pane then says so in the plot's place.
+    bool hasPlot() const;
     /// Drops the bars and shows `message` in their place.
     void clear(const QString& message = {});
 
@@ -68,6 +71,9 @@ protected:
 
 private:
     void emitRequest();
+    /// Why the histogram has nothing to draw ("All 10 values are NaN"), "" when it has.
+    QString nothingToPlot() const;
+    void showMessage(const QString& text, bool alarm);
     void applyRangeEdits();
     void rebuildPlot();
     void updateAxes();

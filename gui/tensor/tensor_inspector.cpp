@@ -79,6 +79,7 @@ TensorInspector::TensorInspector(QWidget* parent)
     m_picker->setAllColumnsShowFocus(true);
     m_picker->setSelectionMode(QAbstractItemView::SingleSelection);
     m_picker->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    m_picker->setTextElideMode(Qt::ElideMiddle); // tensor names differ at their end
     m_picker->header()->setStretchLastSection(false);
     m_picker->header()->setSectionResizeMode(0, QHeaderView::Stretch);
     m_picker->header()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
@@ -121,7 +122,8 @@ TensorInspector::TensorInspector(QWidget* parent)
     m_exportNpy->setText(tr("Export .npy…"));
     m_exportNpy->setToolTip(tr("Save the tensor as a NumPy array"));
     m_exportPng = new QToolButton(corner);
-    m_exportPng->setText(tr("Export histogram PNG…"));
+    m_exportPng->setObjectName(QStringLiteral("exportHistogramPng"));
+    m_exportPng->setText(tr("Export PNG…"));
     m_exportPng->setToolTip(tr("Save the histogram plot as a PNG image"));
     for (QToolButton* b : { m_exportNpy, m_exportPng }) {
         b->setAutoRaise(true);
@@ -142,6 +144,9 @@ TensorInspector::TensorInspector(QWidget* parent)
     connect(m_histogramView, &HistogramView::requestChanged, this, &TensorInspector::requestHistogram);
     connect(m_exportNpy, &QToolButton::clicked, this, &TensorInspector::exportNpyInteractive);
     connect(m_exportPng, &QToolButton::clicked, this, &TensorInspector::exportPngInteractive);
+    // Only the Histogram tab has a plot to export.
+    connect(m_tabs, &QTabWidget::currentChanged, this,
+        [this](int index) { m_exportPng->setVisible(index == HistogramTab); });
     connect(&m_analysisRunner, &LatestOnlyRunner::busyChanged, this, &TensorInspector::updateBusy);
     connect(&m_histogramRunner, &LatestOnlyRunner::busyChanged, this, &TensorInspector::updateBusy);
 
@@ -384,7 +389,7 @@ void TensorInspector::updateBusy()
 void TensorInspector::updateActions()
 {
     m_exportNpy->setEnabled(currentTensor().has_value() && currentTensor()->defined());
-    m_exportPng->setEnabled(m_hasHistogram);
+    m_exportPng->setEnabled(m_hasHistogram && m_histogramView->hasPlot());
 }
 
 bool TensorInspector::exportNpy(const QString& path, QString* error)
@@ -405,7 +410,7 @@ bool TensorInspector::exportNpy(const QString& path, QString* error)
 
 bool TensorInspector::exportHistogramPng(const QString& path, QString* error)
 {
-    if (!m_hasHistogram) {
+    if (!m_hasHistogram || !m_histogramView->hasPlot()) {
         if (error) *error = tr("There is no histogram to export.");
         return false;
     }

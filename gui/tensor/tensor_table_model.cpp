@@ -263,7 +263,7 @@ QVariant TensorTableModel::data(const QModelIndex& index, int role) const
     const float v = valueAt(index.row(), index.column());
     switch (role) {
     case Qt::DisplayRole:
-        return QString::number(static_cast<double>(v), 'g', 6);
+        return formatCompact(static_cast<double>(v));
     case Qt::ToolTipRole: {
         const auto idx = fullIndex(index.row(), index.column());
         return QStringLiteral("%1 = %2").arg(formatIndex(idx), formatExact(v));

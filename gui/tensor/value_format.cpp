@@ -10,6 +10,22 @@ QString formatValue(double v)
     return QString::number(v, 'g', 6);
 }
 
+QString formatCompact(double v)
+{
+    if (std::isnan(v)) return QStringLiteral("nan");
+    if (std::isinf(v)) return v > 0 ? QStringLiteral("inf") : QStringLiteral("-inf");
+    QString s = QString::number(v, 'g', 4);
+    const qsizetype e = s.indexOf(QLatin1Char('e'));
+    if (e < 0) return s;
+    // "1.235e-05" → "1.235e-5", "2.5e+12" → "2.5e12"
+    QString exponent = s.mid(e + 1);
+    const bool negative = exponent.startsWith(QLatin1Char('-'));
+    if (negative || exponent.startsWith(QLatin1Char('+'))) exponent.remove(0, 1);
+    while (exponent.size() > 1 && exponent.startsWith(QLatin1Char('0')))
+        exponent.remove(0, 1);
+    return s.left(e) + (negative ? QStringLiteral("e-") : QStringLiteral("e")) + exponent;
+}
+
 QString formatExact(float v)
 {
     if (std::isnan(v)) return QStringLiteral("nan");

@@ -28,6 +28,10 @@ namespace opscope::gui {
 namespace {
 constexpr int64_t kMaxCopyCells = 1000000;
 constexpr int kFixedPerRow = 2;
+// Values looked at to size the columns: the first rows whole, then rows spread over the slice.
+constexpr int64_t kFitSample = 4096;
+// A cell's text margins and frame, each side together.
+constexpr int kCellPadding = 12;
 } // namespace
 
 ValueTable::ValueTable(QWidget* parent)
@@ -101,7 +105,8 @@ ValueTable::ValueTable(QWidget* parent)
     vh->setDefaultAlignment(Qt::AlignRight | Qt::AlignVCenter);
     QHeaderView* hh = m_view->horizontalHeader();
     hh->setSectionResizeMode(QHeaderView::Fixed);
-    hh->setDefaultSectionSize(fm.horizontalAdvance(QStringLiteral("-0.000123456")) + 12);
+    hh->setMinimumSectionSize(1);
+    hh->setDefaultSectionSize(fm.horizontalAdvance(QStringLiteral("-0.0001235")) + kCellPadding);
     hh->setHighlightSections(true);
     layout->addWidget(m_view, 1);
 
@@ -136,6 +141,7 @@ ValueTable::ValueTable(QWidget* parent)
     });
     connect(m_goTo, &QLineEdit::textEdited, this, [this] { m_goTo->setStyleSheet(QString()); });
     connect(m_model, &TensorTableModel::sliceChanged, this, &ValueTable::modelSliceChanged);
+    connect(m_view->selectionModel(), &QItemSelectionModel::currentChanged, this, &ValueTable::updateStatus);
     connect(m_model, &QAbstractItemModel::rowsInserted, this, &ValueTable::updateStatus);
     connect(m_model, &QAbstractItemModel::columnsInserted, this, &ValueTable::updateStatus);
 
@@ -165,7 +171,27 @@ void ValueTable::modelSliceChanged()
     else if (!shown)
         m_hasSelectors = false;
     syncSelectors();
+    fitColumns();
     updateStatus();
+}
+
+void ValueTable::fitColumns()
+{
+    const int64_t rows = m_model->totalRows(), cols = m_model->totalColumns();
+    if (rows <= 0 || cols <= 0) return;
+    const QFontMetrics fm(m_view->font());
+    int widest = fm.horizontalAdvance(QString::number(std::min<int64_t>(cols, TensorTableModel::kColumnChunk) - 1));
+    const int64_t sampleCols = std::min<int64_t>(cols, TensorTableModel::kColumnChunk);
+    const int64_t sampleRows = std::max<int64_t>(1, std::min(rows, kFitSample / sampleCols));
+    // Whole rows: the first half of the sample from the top, the rest spread evenly down the slice.
+    const int64_t top = (sampleRows + 1) / 2;
+    for (int64_t i = 0; i < sampleRows; ++i) {
+        const int64_t r = i < top ? i : top + (i - top) * (rows - top) / std::max<int64_t>(1, sampleRows - top);
+        for (int64_t c = 0; c < sampleCols; ++c)
+            widest = std::max(widest,
+                fm.horizontalAdvance(formatCompact(m_model->valueAt(static_cast<int>(r), static_cast<int>(c)))));
+    }
+    m_view->horizontalHeader()->setDefaultSectionSize(widest + kCellPadding);
 }
 
 void ValueTable::rebuildSelectors()
@@ -264,6 +290,13 @@ void ValueTable::updateStatus()
     QString text = tr("%1 × %2 of %3").arg(rows).arg(cols).arg(formatShape(t.shape()));
     if (m_model->rowCount() < rows || m_model->columnCount() < cols)
         text += tr(" · %1 × %2 loaded, more on scrolling").arg(m_model->rowCount()).arg(m_model->columnCount());
+    // The cell picked, exactly (the table shows 4 significant digits).
+    const QModelIndex current = m_view->currentIndex();
+    if (current.isValid()) {
+        const std::vector<int64_t> index = m_model->fullIndex(current.row(), current.column());
+        text
+            += tr(" · %1 = %2").arg(formatIndex(index), formatExact(m_model->valueAt(current.row(), current.column())));
+    }
     m_status->setText(text);
 }
 

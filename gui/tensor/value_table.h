@@ -41,6 +41,9 @@ private:
     void rebuildSelectors();
     void syncSelectors();
     void updateStatus();
+    /// Columns as wide as the widest value of a sample of the slice (compact numbers), so that a
+    /// short row fits without scrolling; at least as wide as the largest column index.
+    void fitColumns();
     void copySelection() const;
 
     TensorTableModel* m_model = nullptr;

@@ -5,6 +5,8 @@
 
 #include <QHeaderView>
 #include <QPainter>
+#include <QResizeEvent>
+#include <QSplitter>
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
@@ -166,12 +168,16 @@ void ImageView::paintEvent(QPaintEvent*)
 
 GradientView::GradientView(QWidget* parent)
     : QWidget(parent)
-    , m_list(new QTreeWidget(this))
-    , m_plot(new QCustomPlot(this))
+    , m_split(new QSplitter(Qt::Vertical, this))
+    , m_list(new QTreeWidget(m_split))
+    , m_plot(new QCustomPlot(m_split))
 {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
-    layout->setSpacing(2);
+    layout->setSpacing(0);
+    m_split->setChildrenCollapsible(false);
+    layout->addWidget(m_split);
+    connect(m_split, &QSplitter::splitterMoved, this, [this] { m_userSized = true; });
     m_list->setColumnCount(3);
     m_list->setHeaderLabels({ tr("Parameter"), tr("Shape"), tr("‖grad‖₂") });
     m_list->setRootIsDecorated(false);
@@ -181,9 +187,11 @@ GradientView::GradientView(QWidget* parent)
     m_list->header()->setSectionResizeMode(0, QHeaderView::Stretch);
     m_list->header()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
     m_list->header()->setSectionResizeMode(2, QHeaderView::ResizeToContents);
+    m_list->setTextElideMode(Qt::ElideMiddle);
     m_list->setMinimumHeight(70);
-    setMinimumWidth(130);
-    layout->addWidget(m_list, 1);
+    m_list->setMinimumWidth(150);
+    setMinimumWidth(150);
+    m_split->addWidget(m_list);
 
     styleAxis(m_plot->xAxis);
     styleAxis(m_plot->yAxis);
@@ -197,8 +205,35 @@ GradientView::GradientView(QWidget* parent)
     m_bars->setWidthType(QCPBars::wtPlotCoords);
     m_bars->setPen(QPen(kBarColor.darker(115)));
     m_bars->setBrush(kBarColor);
-    layout->addWidget(m_plot, 1);
+    m_plot->setMinimumWidth(150);
+    m_split->addWidget(m_plot);
+    m_split->setStretchFactor(0, 1);
+    m_split->setStretchFactor(1, 1);
     connect(m_list, &QTreeWidget::currentItemChanged, this, [this] { showHistogram(); });
+}
+
+void GradientView::resizeEvent(QResizeEvent* event)
+{
+    QWidget::resizeEvent(event);
+    // The list beside the histogram when there is width to spare, above it otherwise.
+    const Qt::Orientation wanted = width() > height() * 3 / 2 ? Qt::Horizontal : Qt::Vertical;
+    if (wanted == m_split->orientation() && m_userSized) return;
+    m_split->setOrientation(wanted);
+    fitSplit();
+}
+
+void GradientView::fitSplit()
+{
+    if (m_split->orientation() == Qt::Horizontal) {
+        m_split->setSizes({ width() / 2, width() - width() / 2 });
+        return;
+    }
+    // Above the histogram, the list as tall as its rows (at most half).
+    const int rows = std::max(4, m_list->topLevelItemCount());
+    const int rowHeight = std::max(m_list->fontMetrics().height() + 2, m_list->sizeHintForRow(0));
+    const int list
+        = std::min(height() / 2, rows * rowHeight + m_list->header()->height() + 2 * m_list->frameWidth() + 4);
+    m_split->setSizes({ list, height() - list });
 }
 
 int GradientView::selectedIndex() const
@@ -233,6 +268,7 @@ void GradientView::setGradients(std::vector<GradientInfo> gradients)
         if (name == selected) current = static_cast<int>(i);
     }
     m_list->setCurrentItem(current >= 0 ? m_list->topLevelItem(current) : nullptr);
+    if (!sameRows) fitSplit();
     showHistogram();
 }
 

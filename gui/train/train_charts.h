@@ -5,6 +5,7 @@
 #include <QWidget>
 #include <qcustomplot.h>
 
+class QSplitter;
 class QTreeWidget;
 
 namespace opscope::gui {
@@ -55,7 +56,7 @@ private:
 };
 
 /// Every parameter's gradient after the last epoch (name, shape, L2 norm), and the histogram of the
-/// selected one.
+/// selected one: beside the list when the view is wide, under it when it is tall.
 class GradientView : public QWidget {
     Q_OBJECT
 public:
@@ -70,13 +71,20 @@ public:
     /// The row shown in the histogram (-1: none).
     int selectedIndex() const;
 
+protected:
+    void resizeEvent(QResizeEvent* event) override;
+
 private:
     void showHistogram();
+    /// Splits the room between the list and the histogram for the orientation.
+    void fitSplit();
 
+    QSplitter* m_split;
     QTreeWidget* m_list;
     QCustomPlot* m_plot;
     QCPBars* m_bars;
     std::vector<GradientInfo> m_gradients;
+    bool m_userSized = false; // the splitter was dragged
 };
 
 } // namespace opscope::gui

@@ -14,6 +14,7 @@
 #include <QLabel>
 #include <QPointer>
 #include <QPushButton>
+#include <QResizeEvent>
 #include <QScrollArea>
 #include <QSpinBox>
 #include <QSplitter>
@@ -55,9 +56,20 @@ void TrainPanel::buildUi()
     m_stack = messageStack(this, {}, &m_message);
     outer->addWidget(m_stack);
 
-    auto* page = new QSplitter(Qt::Horizontal, this);
-    page->setChildrenCollapsible(false);
-    m_stack->addWidget(page);
+    // Two rows of splitters: controls and plot above, decision regions and gradients below (a tall
+    // dock), or all four in the top row (a wide, low one); see arrange().
+    m_page = new QSplitter(Qt::Vertical, this);
+    m_page->setChildrenCollapsible(false);
+    m_top = new QSplitter(Qt::Horizontal, m_page);
+    m_bottom = new QSplitter(Qt::Horizontal, m_page);
+    for (QSplitter* row : { m_top, m_bottom }) {
+        row->setChildrenCollapsible(false);
+        m_page->addWidget(row);
+    }
+    for (QSplitter* split : { m_page, m_top, m_bottom })
+        connect(split, &QSplitter::splitterMoved, this, [this] { m_userSized = true; });
+    m_stack->addWidget(m_page);
+    QWidget* page = m_top;
 
     // Settings and buttons.
     // In a scroll area, so that a narrow dock does not squeeze the window's other docks.
@@ -119,38 +131,75 @@ void TrainPanel::buildUi()
     grid->addWidget(m_status, row++, 0, 1, 2);
     grid->setRowStretch(row, 1);
     scroll->setWidget(controls);
-    page->addWidget(scroll);
+    m_controls = scroll;
 
     m_plot = new TrainPlot(page);
-    page->addWidget(m_plot);
-
     m_decisionView = new ImageView(page);
     m_decisionView->setToolTip(tr("The class the model predicts over the plane of the data, paler where it is "
                                   "less sure, with the training points"));
-    page->addWidget(m_decisionView);
-
     m_gradients = new GradientView(page);
-    page->addWidget(m_gradients);
-    page->setStretchFactor(0, 0);
-    page->setStretchFactor(1, 4);
-    page->setStretchFactor(2, 3);
-    page->setStretchFactor(3, 3);
-    m_page = page;
+    arrange(Arrangement::Grid);
 
     connect(m_train, &QPushButton::clicked, this, [this] { startTraining(); });
     connect(m_debugStep, &QPushButton::clicked, this, [this] { debugOneStep(); });
     connect(m_stop, &QPushButton::clicked, this, &TrainPanel::stopTraining);
 }
 
-void TrainPanel::showEvent(QShowEvent* event)
+void TrainPanel::resizeEvent(QResizeEvent* event)
 {
-    QWidget::showEvent(event);
-    if (m_sized || width() < 100) return;
-    // First shown: the controls their natural width, the plot, decision regions and gradients 4:3:3.
-    m_sized = true;
-    const int controls = m_page->widget(0)->sizeHint().width();
-    const int rest = std::max(300, width() - controls);
-    m_page->setSizes({ controls, rest * 4 / 10, rest * 3 / 10, rest - rest * 7 / 10 });
+    QWidget::resizeEvent(event);
+    if (width() < 100 || height() < 60) return;
+    // A strip much wider than high (the dock under the graph) takes the four side by side.
+    const Arrangement wanted = width() > 2 * height() ? Arrangement::Row : Arrangement::Grid;
+    // Sized afresh with the dock, until the user drags a splitter.
+    if (wanted != m_arrangement || !m_userSized) arrange(wanted);
+}
+
+void TrainPanel::arrange(Arrangement arrangement)
+{
+    m_arrangement = arrangement;
+    const bool decision = !m_decisionView->isHidden();
+    // The controls as narrow as their fields allow (the status wraps); the plots take the rest.
+    const QWidget* fields = m_controls->widget();
+    const int controls = std::clamp(fields->minimumSizeHint().width() + 16, 200, 280);
+    QWidget* const controlsView = m_controls;
+    QWidget* const plot = m_plot;
+    QWidget* const decisionView = m_decisionView;
+    QWidget* const gradients = m_gradients;
+    const bool placedInRow = m_top->indexOf(gradients) >= 0; // also before the first arrange()
+    if (arrangement == Arrangement::Row) {
+        if (!placedInRow) {
+            for (QWidget* w : { controlsView, plot, decisionView, gradients })
+                m_top->addWidget(w);
+            m_bottom->hide();
+        }
+        const int rest = std::max(300, width() - controls);
+        const int decisionWidth = decision ? std::min(rest * 3 / 10, height()) : 0;
+        const int plotWidth = (rest - decisionWidth) * 55 / 100;
+        m_top->setSizes({ controls, plotWidth, decisionWidth, rest - plotWidth - decisionWidth });
+        for (int i = 0; i < 4; ++i)
+            m_top->setStretchFactor(i, i == 1 || i == 3 ? 1 : 0);
+        return;
+    }
+    if (placedInRow) {
+        m_top->addWidget(controlsView);
+        m_top->addWidget(plot);
+        m_bottom->addWidget(decisionView);
+        m_bottom->addWidget(gradients);
+        m_bottom->show();
+    }
+    m_top->setSizes({ controls, std::max(200, width() - controls) });
+    // The controls' rows on top (the plot beside them); the decision regions square below, the
+    // gradients the rest of that row.
+    const int top = std::clamp(fields->sizeHint().height(), height() * 2 / 5, height() * 3 / 5);
+    const int rowHeight = std::max(150, height() - top);
+    const int decisionWidth = decision ? std::min(rowHeight, width() * 45 / 100) : 0;
+    m_bottom->setSizes({ decisionWidth, std::max(150, width() - decisionWidth) });
+    m_page->setSizes({ height() - rowHeight, rowHeight });
+    for (QSplitter* row : { m_top, m_bottom }) {
+        row->setStretchFactor(0, 0);
+        row->setStretchFactor(1, 1);
+    }
 }
 
 bool TrainPanel::canTrainModel() const
@@ -194,8 +243,12 @@ void TrainPanel::setModel(ModelInfoPtr model)
     setOptimizer(QString::fromStdString(d.optimizer));
     m_fromInitial->setChecked(name == "lenet"); // lenet ships trained weights
     m_plot->reset(d.epochs);
-    m_decisionView->setPlaceholder(name == "mlp" ? tr("The decision regions show here after each epoch")
-                                                 : tr("Decision regions: only for 2-D data (mlp)"));
+    // Decision regions need a plane: points of two coordinates (mlp's spirals), not images.
+    const bool plane = !m_model->inputShapes.empty() && m_model->inputShapes.front().ndim() == 2
+        && m_model->inputShapes.front()[1] == 2;
+    m_decisionView->setHidden(!plane);
+    m_decisionView->setPlaceholder(tr("The decision regions show here after each epoch"));
+    arrange(m_arrangement);
     m_status->setText(tr("%1 · %2 · learning rate %3 · batch %4")
                           .arg(m_model->title, QString::fromStdString(d.optimizer))
                           .arg(d.learningRate)
@@ -276,7 +329,8 @@ bool TrainPanel::debugOneStep()
     // Steps one after another share a trainer (Adam's moments carry over) while the optimizer's
     // settings stay.
     const TrainConfig c = config();
-    const QString key = QStringLiteral("%1 %2").arg(QString::fromStdString(c.optimizer)).arg(c.learningRate, 0, 'g', 17);
+    const QString key
+        = QStringLiteral("%1 %2").arg(QString::fromStdString(c.optimizer)).arg(c.learningRate, 0, 'g', 17);
     if (!m_stepState || key != m_stepStateKey) {
         m_stepState = std::make_shared<TrainState>();
         m_stepStateKey = key;
@@ -320,6 +374,7 @@ bool TrainPanel::start(bool debugged, int64_t steps, bool pauseAtEntry, int64_t 
         cfg.fromInitial = false; // steps from the weights the window shows
     }
     m_stepsThisRun = 0;
+    m_stepRun = steps > 0;
     if (skip == 0) m_debugStepsDone = 0;
     if (steps == 0) m_stepState.reset(); // a whole training: its own loss and trainer; steps after it start afresh
     const std::shared_ptr<TrainState> state = steps > 0 ? m_stepState : nullptr;

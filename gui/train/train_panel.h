@@ -1,7 +1,7 @@
 #pragma once
 
-#include "gui/session/model_info.h"
 #include "debug/session.h"
+#include "gui/session/model_info.h"
 #include "gui/train/train_worker.h"
 
 #include <atomic>
@@ -16,6 +16,7 @@ class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
 class QPushButton;
+class QScrollArea;
 class QSpinBox;
 class QSplitter;
 class QStackedWidget;
@@ -76,6 +77,9 @@ public:
     /// Stops and waits up to `timeoutMs` for the worker to end; true when it has.
     bool stopAndWait(int timeoutMs = 3000);
     bool isTraining() const { return m_training; }
+    /// True while the training under way is a count of debugged steps (debugOneStep, debugSteps), not
+    /// a training of epochs.
+    bool runsSteps() const { return m_training && m_stepRun; }
     int epochsDone() const { return static_cast<int>(m_reports.size()); }
     const std::vector<samples::EpochReport>& reports() const { return m_reports; }
     QImage decisionImage() const { return m_decision; }
@@ -93,6 +97,8 @@ public:
     TrainConfig config() const;
 
     TrainPlot* plot() const { return m_plot; }
+    /// The decision regions: shown for a model of 2-D points (mlp) only.
+    ImageView* decisionView() const { return m_decisionView; }
     GradientView* gradientView() const { return m_gradients; }
     /// The text shown instead of the controls when the model cannot train (empty when it can).
     QString unavailableMessage() const;
@@ -106,10 +112,14 @@ Q_SIGNALS:
     void trainingFailed(const QString& error);
 
 protected:
-    void showEvent(QShowEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
 
 private:
+    enum class Arrangement { Grid, Row };
     void buildUi();
+    /// Grid: the controls and the plot above, the decision regions (2-D data only) and the
+    /// gradients below. Row: all four side by side, for a dock much wider than high.
+    void arrange(Arrangement arrangement);
     bool start(bool debugged, int64_t steps, bool pauseAtEntry, int64_t skip);
     void onBatchLoss(quint64 generation, double position, double loss);
     void onEpoch(quint64 generation, std::shared_ptr<EpochResult> result);
@@ -120,8 +130,12 @@ private:
     ModelInfoPtr m_model;
     std::function<QString()> m_guard;
     QStackedWidget* m_stack = nullptr;
-    QSplitter* m_page = nullptr;
-    bool m_sized = false;
+    QSplitter* m_page = nullptr; // the two rows
+    QSplitter* m_top = nullptr;
+    QSplitter* m_bottom = nullptr;
+    QScrollArea* m_controls = nullptr;
+    Arrangement m_arrangement = Arrangement::Grid;
+    bool m_userSized = false; // a splitter was dragged: resizes keep the user's proportions
     QLabel* m_message = nullptr;
     QLabel* m_title = nullptr;
     QSpinBox* m_epochs = nullptr;
@@ -147,7 +161,9 @@ private:
     int64_t m_debugStepsDone = 0;
     std::shared_ptr<TrainState> m_stepState; // the loss and trainer of debugOneStep's steps
     QString m_stepStateKey; // the optimizer settings m_stepState was made for
-    int64_t m_stepsThisRun = 0; // steps the running training takes when it counts them (debugOneStep)
+    int64_t m_stepsThisRun = 0;
+    bool m_stepRun = false; // the running training takes a count of steps // steps the running training takes when it
+                            // counts them (debugOneStep)
     bool m_stopped = false;
     int m_totalEpochs = 0;
     std::vector<samples::EpochReport> m_reports;

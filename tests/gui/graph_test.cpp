@@ -7,11 +7,15 @@
 
 #include <gtest/gtest.h>
 
+#include <QAction>
 #include <QFile>
 #include <QImage>
+#include <QLabel>
+#include <QLocale>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QToolBar>
 
 using namespace opscope;
 using namespace opscope::gui;
@@ -40,6 +44,22 @@ std::shared_ptr<Graph> bigGraph(int blocks, int opsPerBlock)
     g->setHeads({ last });
     g->finalize();
     return g;
+}
+
+QAction* toolBarAction(GraphPanel& panel, const QString& text)
+{
+    for (QAction* a : panel.toolBar()->actions())
+        if (a->text() == text) return a;
+    return nullptr;
+}
+
+/// The panel's visible word about what Expand All did ("" when there is none).
+QString panelNotice(GraphPanel& panel)
+{
+    for (const QLabel* label : panel.findChildren<QLabel*>())
+        if (label->isVisible() && label->text().contains(QStringLiteral("expand"), Qt::CaseInsensitive))
+            return label->text();
+    return {};
 }
 } // namespace
 
@@ -207,4 +227,56 @@ TEST(GraphView, LaysOutEveryVisibleItemAndExportsPngAndSvg)
         if (item.kind == GraphItemKind::Op) EXPECT_TRUE(text.contains(item.title.toUtf8())) << item.title.toStdString();
     EXPECT_FALSE(panel.view()->exportPng(QStringLiteral("/nonexistent/dir/g.png"), &error));
     EXPECT_FALSE(error.isEmpty());
+}
+
+TEST(GraphPanel, ExpandAllOpensEveryBlockOfAThreeThousandOpGraph)
+{
+    GraphPanel panel;
+    panel.resize(1000, 800);
+    panel.show();
+    QSignalSpy laidOut(panel.view(), &GraphView::layoutFinished);
+    panel.model()->setGraph(bigGraph(60, 50)); // 3,000 ops in 60 blocks under one
+    ASSERT_TRUE(laidOut.wait(kWaitMs));
+    ASSERT_LE(panel.model()->visibleCount(), GraphModel::kDefaultMaxVisible);
+    QAction* expandAll = toolBarAction(panel, QStringLiteral("Expand All"));
+    ASSERT_NE(expandAll, nullptr);
+    laidOut.clear();
+    expandAll->trigger();
+    // Every op and the input, laid out off the GUI thread.
+    EXPECT_EQ(panel.model()->visibleCount(), 3001);
+    QStringList closed;
+    for (const QString& path : panel.model()->blockPaths())
+        if (!panel.model()->isExpanded(path)) closed << path;
+    EXPECT_TRUE(closed.isEmpty()) << closed.join(QLatin1Char(' ')).toStdString();
+    ASSERT_TRUE(laidOut.wait(120000));
+    EXPECT_TRUE(panel.view()->layoutError().isEmpty()) << panel.view()->layoutError().toStdString();
+    EXPECT_TRUE(panel.view()->itemSceneRect(QStringLiteral("block59_relu49")).isValid());
+    EXPECT_TRUE(panelNotice(panel).contains(QLocale().toString(3000) + QStringLiteral(" ops")))
+        << panelNotice(panel).toStdString();
+    // Again: nothing left to open, and it says so.
+    expandAll->trigger();
+    EXPECT_TRUE(panelNotice(panel).contains(QStringLiteral("already"))) << panelNotice(panel).toStdString();
+    // Collapse All takes the notice away.
+    toolBarAction(panel, QStringLiteral("Collapse All"))->trigger();
+    EXPECT_TRUE(panelNotice(panel).isEmpty());
+}
+
+TEST(GraphPanel, ExpandAllSaysWhyItStopsOnAGraphTooLargeToLayOut)
+{
+    GraphPanel panel;
+    panel.resize(1000, 800);
+    panel.show();
+    QSignalSpy laidOut(panel.view(), &GraphView::layoutFinished);
+    panel.model()->setGraph(bigGraph(2, GraphPanel::kExpandAllLimit)); // two blocks, too large together
+    ASSERT_TRUE(laidOut.wait(kWaitMs));
+    const int before = panel.model()->visibleCount();
+    toolBarAction(panel, QStringLiteral("Expand All"))->trigger();
+    // Whole levels while they fit; what stopped it is said, with the numbers.
+    EXPECT_LE(panel.model()->visibleCount(), GraphPanel::kExpandAllLimit);
+    EXPECT_GE(panel.model()->visibleCount(), before);
+    const QString notice = panelNotice(panel);
+    EXPECT_TRUE(notice.contains(QStringLiteral("too large to expand fully"))) << notice.toStdString();
+    EXPECT_TRUE(notice.contains(QLocale().toString(2 * GraphPanel::kExpandAllLimit) + QStringLiteral(" ops")))
+        << notice.toStdString();
+    EXPECT_TRUE(notice.contains(QStringLiteral("double-click a block"))) << notice.toStdString();
 }

@@ -5,6 +5,7 @@
 #include "gui/tensor/histogram_view.h"
 #include "gui/tensor/tensor_inspector.h"
 #include "gui/tensor/tensor_table_model.h"
+#include "gui/tensor/value_format.h"
 #include "io/npy.h"
 
 #include <cmath>
@@ -12,9 +13,13 @@
 #include <numeric>
 
 #include <QAbstractItemModelTester>
+#include <QLabel>
 #include <QSignalSpy>
+#include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QToolButton>
+#include <qcustomplot.h>
 
 using namespace opscope;
 using namespace opscope::gui;
@@ -28,6 +33,20 @@ Tensor ramp(const Shape& s)
     for (int64_t i = 0; i < t.size(); ++i)
         t.at(i) = static_cast<float>(i % 97) - 40.0f;
     return t;
+}
+
+/// The text of the message the histogram pane shows in place of a plot ("" when it shows a plot).
+QString histogramMessage(HistogramView* view)
+{
+    if (view->plot()->isVisible()) return {};
+    for (const QLabel* label : view->findChildren<QLabel*>())
+        if (label->isVisible() && !label->text().isEmpty() && label->wordWrap()) return label->text();
+    return {};
+}
+
+QToolButton* exportHistogramButton(TensorInspector& inspector)
+{
+    return inspector.findChild<QToolButton*>(QStringLiteral("exportHistogramPng"));
 }
 } // namespace
 
@@ -94,6 +113,87 @@ TEST(TensorInspector, ALargeTensorIsSummarisedOffTheGuiThread)
     EXPECT_NEAR(inspector.stats().mean, 0.0, 0.01);
 }
 
+TEST(TensorInspector, ATensorWithoutFiniteValuesSaysSoInsteadOfAnEmptyHistogram)
+{
+    TensorInspector inspector;
+    inspector.resize(560, 700);
+    inspector.show();
+    QSignalSpy ready(&inspector, &TensorInspector::histogramReady);
+    const float nan = std::nanf("");
+    inspector.setTensors(QStringLiteral("log (log) — after"),
+        { { QStringLiteral("log_output"), QStringLiteral("output"), Tensor::full({ 1, 10 }, nan) } }, 0);
+    ASSERT_TRUE(ready.count() > 0 || ready.wait(kWaitMs));
+    HistogramView* view = inspector.histogramView();
+    EXPECT_FALSE(view->plot()->isVisible()) << "no 0-1 axes without a value to draw";
+    EXPECT_TRUE(histogramMessage(view).contains(QStringLiteral("All 10 values are NaN")))
+        << histogramMessage(view).toStdString();
+    QToolButton* png = exportHistogramButton(inspector);
+    ASSERT_NE(png, nullptr);
+    EXPECT_FALSE(png->isEnabled());
+
+    // Infinities, and a mix: the counts of each kind.
+    Tensor mixed = Tensor::full({ 2, 3 }, INFINITY);
+    mixed.at(0) = -INFINITY;
+    mixed.at(1) = nan;
+    ready.clear();
+    inspector.setTensors(QStringLiteral("x"), { { QStringLiteral("x_output"), QStringLiteral("output"), mixed } }, 0);
+    ASSERT_TRUE(ready.count() > 0 || ready.wait(kWaitMs));
+    EXPECT_TRUE(histogramMessage(view).contains(QStringLiteral("All 6 values are NaN or Inf: 1 NaN, 4 +Inf, 1 -Inf")))
+        << histogramMessage(view).toStdString();
+    ready.clear();
+    inspector.setTensors(QStringLiteral("x"),
+        { { QStringLiteral("x_output"), QStringLiteral("output"), Tensor::full({ 3 }, -INFINITY) } }, 0);
+    ASSERT_TRUE(ready.count() > 0 || ready.wait(kWaitMs));
+    EXPECT_TRUE(histogramMessage(view).contains(QStringLiteral("All 3 values are -Inf")))
+        << histogramMessage(view).toStdString();
+
+    // A tensor with a finite value plots again.
+    mixed.at(2) = 1.5f;
+    ready.clear();
+    inspector.setTensors(QStringLiteral("x"), { { QStringLiteral("x_output"), QStringLiteral("output"), mixed } }, 0);
+    ASSERT_TRUE(ready.count() > 0 || ready.wait(kWaitMs));
+    EXPECT_TRUE(view->plot()->isVisible());
+    EXPECT_TRUE(histogramMessage(view).isEmpty());
+    EXPECT_TRUE(png->isEnabled());
+}
+
+TEST(TensorInspector, ExportHistogramPngOnlyWhereAHistogramIsShown)
+{
+    TensorInspector inspector;
+    inspector.resize(560, 700);
+    inspector.show();
+    QSignalSpy ready(&inspector, &TensorInspector::histogramReady);
+    inspector.setTensors(QStringLiteral("conv"),
+        { { QStringLiteral("conv_output"), QStringLiteral("output"), ramp({ 1, 4, 6, 6 }) } }, 0);
+    ASSERT_TRUE(ready.count() > 0 || ready.wait(kWaitMs));
+    QToolButton* png = exportHistogramButton(inspector);
+    ASSERT_NE(png, nullptr);
+    EXPECT_TRUE(png->isVisible());
+    EXPECT_TRUE(png->isEnabled());
+    inspector.setCurrentTab(TensorInspector::Tab::Values);
+    EXPECT_FALSE(png->isVisible()) << "the Values tab has no histogram";
+    inspector.setCurrentTab(TensorInspector::Tab::Image);
+    EXPECT_EQ(inspector.currentTab(), TensorInspector::Tab::Image);
+    EXPECT_FALSE(png->isVisible()) << "the Image tab has no histogram";
+    inspector.setCurrentTab(TensorInspector::Tab::Histogram);
+    EXPECT_TRUE(png->isVisible());
+}
+
+TEST(ValueFormat, CompactTextKeepsFourSignificantDigitsAndAShortExponent)
+{
+    EXPECT_EQ(formatCompact(-4.660171), QStringLiteral("-4.66"));
+    EXPECT_EQ(formatCompact(-2.8366318), QStringLiteral("-2.837"));
+    EXPECT_EQ(formatCompact(0.000123456), QStringLiteral("0.0001235"));
+    EXPECT_EQ(formatCompact(1.23456e-5), QStringLiteral("1.235e-5"));
+    EXPECT_EQ(formatCompact(-2.5e12), QStringLiteral("-2.5e12"));
+    EXPECT_EQ(formatCompact(12345.0), QStringLiteral("1.235e4"));
+    EXPECT_EQ(formatCompact(0.0), QStringLiteral("0"));
+    EXPECT_EQ(formatCompact(std::nan("")), QStringLiteral("nan"));
+    EXPECT_EQ(formatCompact(-INFINITY), QStringLiteral("-inf"));
+    // Read back, the text is the value to 4 digits.
+    EXPECT_NEAR(formatCompact(1.23456e-5).toDouble(), 1.23456e-5, 1e-8);
+}
+
 TEST(TensorTableModel, ShowsA2DSliceWithFixedAxesAndPassesTheModelTester)
 {
     TensorTableModel model;
@@ -111,7 +211,7 @@ TEST(TensorTableModel, ShowsA2DSliceWithFixedAxesAndPassesTheModelTester)
         model.fetchMore({});
     // (1, 2, r, c) → flat ((1*3 + 2)*4 + r)*5 + c
     EXPECT_FLOAT_EQ(model.valueAt(3, 4), t.at(((1 * 3 + 2) * 4 + 3) * 5 + 4));
-    EXPECT_EQ(model.index(3, 4).data().toString(), QString::number(t.at(((1 * 3 + 2) * 4 + 3) * 5 + 4), 'g', 6));
+    EXPECT_EQ(model.index(3, 4).data().toString(), formatCompact(t.at(((1 * 3 + 2) * 4 + 3) * 5 + 4)));
     // Other axes displayed: rows over axis 1, columns over axis 3.
     model.setRowAxis(1);
     model.setColumnAxis(3);
