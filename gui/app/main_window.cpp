@@ -151,6 +151,7 @@ MainWindow::MainWindow(const AppOptions& options, QWidget* parent)
             m_graph->model()->setGraph(model->graph, model->entryShapes);
         else
             m_graph->model()->setEntryShapes(model->entryShapes);
+        m_breakpoints->setGraph(model->graph);
         m_shownGraph = model->graph;
         syncBreakpointMarks();
     });

@@ -1,11 +1,8 @@
 // MainWindow: the session's events and the debugger's commands (the window's construction,
 // menus and settings are in main_window.cpp).
 
-#include "gui/app/main_window.h"
-
 #include "exec/gradient.h"
-#include "load/input_hints.h"
-#include "load/input_spec.h"
+#include "gui/app/main_window.h"
 #include "gui/graph/graph_model.h"
 #include "gui/graph/graph_panel.h"
 #include "gui/graph/graph_view.h"
@@ -17,6 +14,8 @@
 #include "gui/tensor/inspected_tensor.h"
 #include "gui/tensor/tensor_inspector.h"
 #include "gui/train/train_panel.h"
+#include "load/input_hints.h"
+#include "load/input_spec.h"
 
 #include <algorithm>
 
@@ -142,6 +141,7 @@ void MainWindow::onModelLoaded(ModelInfoPtr model)
     if (!m_options.fresh) QSettings().setValue(QStringLiteral("files/lastModel"), model->spec);
     setWindowTitle(QStringLiteral("%1 — opscope").arg(model->title));
     m_graph->model()->setGraph(model->graph, model->entryShapes);
+    m_breakpoints->setGraph(model->graph);
     m_shownGraph = model->graph;
     std::vector<InputSpec> specs;
     for (size_t i = 0; i < model->inputNames.size(); ++i) {
@@ -153,7 +153,8 @@ void MainWindow::onModelLoaded(ModelInfoPtr model)
         if (s.shape.ndim() == 0) {
             const load::InputShapeHint hint = load::inputShapeHint(model->loaded(), i);
             if (!hint.empty()) {
-                s.shapeHint = tr("%1 from %2").arg(QString::fromStdString(hint.str()), QString::fromStdString(hint.reader));
+                s.shapeHint
+                    = tr("%1 from %2").arg(QString::fromStdString(hint.str()), QString::fromStdString(hint.reader));
                 s.shapeExample = QString::fromStdString(hint.example());
             }
         }
@@ -216,16 +217,16 @@ void MainWindow::onModelLoaded(ModelInfoPtr model)
 int MainWindow::applyInputOptions()
 {
     const ModelInfoPtr model = m_controller->model();
-    static const QRegularExpression shapeSpec(
-        QStringLiteral("^([0-9]+(?:x[0-9]+)*)(?::(ones|zeros|uniform|normal))?$"), QRegularExpression::CaseInsensitiveOption);
+    static const QRegularExpression shapeSpec(QStringLiteral("^([0-9]+(?:x[0-9]+)*)(?::(ones|zeros|uniform|normal))?$"),
+        QRegularExpression::CaseInsensitiveOption);
     for (const QString& option : m_options.inputs) {
         const int eq = option.indexOf(QLatin1Char('='));
         const QString name = option.left(eq);
         QString spec = option.mid(eq + 1);
         const auto it = std::find(model->inputNames.begin(), model->inputNames.end(), name.toStdString());
         if (it == model->inputNames.end()) {
-            const bool label
-                = std::find(model->labelNames.begin(), model->labelNames.end(), name.toStdString()) != model->labelNames.end();
+            const bool label = std::find(model->labelNames.begin(), model->labelNames.end(), name.toStdString())
+                != model->labelNames.end();
             showMessage(tr("Inputs"),
                 label ? tr("--input %1: '%2' is only a loss's label; a run gives it zeros").arg(option, name)
                       : tr("--input %1: the model has no input '%2'").arg(option, name));
@@ -391,10 +392,12 @@ void MainWindow::syncShownGraph()
         if (shapes.size() != graph->numEntries()) shapes.clear();
         m_shownGraph = graph;
         m_graph->model()->setGraph(graph, shapes);
+        m_breakpoints->setGraph(graph);
     } else {
         if (m_shownGraph == model->graph) return;
         m_shownGraph = model->graph;
         m_graph->model()->setGraph(model->graph, model->entryShapes);
+        m_breakpoints->setGraph(model->graph);
     }
     syncBreakpointMarks();
 }

@@ -335,15 +335,16 @@ NodeMarks GraphModel::marks(const QString& key) const
 
 QStringList GraphModel::find(const QString& text) const
 {
-    QStringList out;
-    if (!m_graph || text.isEmpty()) return out;
+    // Ops first (what one steps through and breaks on), then inputs and parameters; each in graph order.
+    QStringList ops, variables;
+    if (!m_graph || text.isEmpty()) return ops;
     for (const Node& node : m_graph->nodes()) {
         const QString name = QString::fromStdString(node.name);
         if (name.contains(text, Qt::CaseInsensitive)
             || (!node.isVariable() && QString::fromStdString(node.op).contains(text, Qt::CaseInsensitive)))
-            out << name;
+            (node.isVariable() ? variables : ops) << name;
     }
-    return out;
+    return ops + variables;
 }
 
 void GraphModel::buildIndex()

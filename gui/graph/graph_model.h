@@ -133,7 +133,7 @@ public:
     NodeMarks marks(const QString& key) const;
 
     /// Node names (ops and variables) whose name, or operator for ops, contains `text`
-    /// (case-insensitive), in graph order.
+    /// (case-insensitive): the ops in graph order, then the variables (inputs, parameters).
     QStringList find(const QString& text) const;
 
 signals:

@@ -39,6 +39,7 @@ QVariant BreakpointModel::data(const QModelIndex& index, int role) const
             return b.kind == Breakpoint::Kind::Watch ? QStringLiteral("every op") : QString::fromStdString(b.location);
         case Phase:
             if (b.kind == Breakpoint::Kind::Tensor) return QStringLiteral("tensor");
+            if (!variableNote(b).isEmpty()) return QStringLiteral("before 1st reader");
             return b.phase == OpPhase::Before ? QStringLiteral("before") : QStringLiteral("after");
         case ConditionColumn:
             return b.condition.kind == Condition::Kind::Always && !b.condition.gradientsOnly
@@ -51,7 +52,8 @@ QVariant BreakpointModel::data(const QModelIndex& index, int role) const
         }
     }
     if (role == Qt::ToolTipRole) {
-        const QString what = QString::fromStdString(b.str());
+        QString what = QString::fromStdString(b.str());
+        if (const QString note = variableNote(b); !note.isEmpty()) what += QLatin1Char('\n') + note;
         return col == Location && b.kind != Breakpoint::Kind::Watch
             ? QStringLiteral("%1\n%2").arg(QString::fromStdString(b.location), what)
             : what;
@@ -132,6 +134,25 @@ void BreakpointModel::clear()
     m_session->clearBreakpoints();
     refresh();
     Q_EMIT breakpointsChanged();
+}
+
+void BreakpointModel::setGraph(std::shared_ptr<const Graph> graph)
+{
+    m_graph = std::move(graph);
+    if (!m_rows.empty()) Q_EMIT dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1));
+}
+
+QString BreakpointModel::variableNote(const Breakpoint& b) const
+{
+    if (!m_graph || b.kind != Breakpoint::Kind::Node) return {};
+    const auto id = m_graph->findNode(b.location);
+    if (!id || !m_graph->node(*id).isVariable()) return {};
+    const auto reader = m_graph->firstReader(*id);
+    if (!reader) return tr("No op reads this variable: the breakpoint never stops");
+    const Node& n = m_graph->node(reader->first);
+    return tr("A variable: stops before %1 (%2), the first op that reads it, on its input '%3'")
+        .arg(QString::fromStdString(n.name), QString::fromStdString(n.op),
+            QString::fromStdString(n.inputSlots[reader->second]));
 }
 
 int BreakpointModel::findNode(const QString& node, OpPhase phase) const

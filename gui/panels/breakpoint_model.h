@@ -43,6 +43,9 @@ public:
     int rowOf(int id) const;
     /// Re-reads the session's breakpoints (hit counts change during a run).
     void refresh();
+    /// The graph the breakpoints are shown against: a breakpoint on one of its variables (an input
+    /// or parameter) says that it stops before the first op that reads it.
+    void setGraph(std::shared_ptr<const Graph> graph);
 
     /// One line per breakpoint, to persist:
     /// "node|tensor|watch<TAB>location<TAB>before|after<TAB>condition<TAB>0|1<TAB>ignore".
@@ -55,8 +58,12 @@ Q_SIGNALS:
     void breakpointsChanged();
 
 private:
+    /// "before conv0_fwd, its first reader" for a breakpoint on a variable of the graph, else "".
+    QString variableNote(const debug::Breakpoint& b) const;
+
     debug::Session* m_session;
     std::vector<debug::Breakpoint> m_rows;
+    std::shared_ptr<const Graph> m_graph;
 };
 
 } // namespace opscope::gui

@@ -7,6 +7,7 @@
 #include <QBrush>
 #include <QColor>
 #include <QFont>
+#include <QStringList>
 
 namespace opscope::gui {
 
@@ -58,7 +59,8 @@ QVariant RunRecordModel::data(const QModelIndex& index, int role) const
         case Operator:
             return QString::fromStdString(op.op);
         case Time:
-            return QString::number(static_cast<double>(op.timeNs) / 1000.0, 'f', 1);
+            // The warm time where one is known; a first call's (set apart in italics) otherwise.
+            return QString::number(static_cast<double>(shownTimeNs(op)) / 1000.0, 'f', 1);
         case Shape:
             return op.outputShapes.empty() ? QString() : QString::fromStdString(op.outputShapes.front().str());
         case Min:
@@ -77,7 +79,7 @@ QVariant RunRecordModel::data(const QModelIndex& index, int role) const
         case Order:
             return index.row();
         case Time:
-            return static_cast<qlonglong>(op.timeNs);
+            return static_cast<qlonglong>(shownTimeNs(op));
         case Min:
             return s ? s->min : -HUGE_VAL;
         case Max:
@@ -102,6 +104,16 @@ QVariant RunRecordModel::data(const QModelIndex& index, int role) const
         bold.setBold(true);
         return bold;
     }
+    if (col == Time && op.firstCall && op.warmNs == 0) {
+        // A first call measures one-time setup too: shown, but not as the op's cost.
+        if (role == Qt::FontRole) {
+            QFont italic;
+            italic.setItalic(true);
+            return italic;
+        }
+        if (role == Qt::ForegroundRole) return QBrush(QColor(130, 130, 130));
+    }
+    if (role == Qt::ToolTipRole && col == Time) return timeToolTip(op);
     if (role == Qt::ToolTipRole && !s)
         return QStringLiteral("%1 (%2)").arg(QString::fromStdString(op.node), QString::fromStdString(op.op));
     if (role == Qt::ToolTipRole && s)
@@ -115,6 +127,29 @@ QVariant RunRecordModel::data(const QModelIndex& index, int role) const
             .arg(s->inf())
             .arg(s->zeros);
     return {};
+}
+
+int64_t RunRecordModel::shownTimeNs(const debug::OpRecord& op)
+{
+    return op.warmNs > 0 ? op.warmNs : op.timeNs;
+}
+
+QString RunRecordModel::timeToolTip(const debug::OpRecord& op)
+{
+    auto us = [](int64_t ns) { return QString::number(static_cast<double>(ns) / 1000.0, 'f', 1); };
+    QStringList lines;
+    if (!op.firstCall) {
+        lines << QStringLiteral("%1 µs (a warm call)").arg(us(op.timeNs));
+    } else {
+        lines << QStringLiteral("This run: %1 µs, the kernel's first call, with one-time setup (oneDNN reorders "
+                                "weights, buffers and threads are first used)")
+                     .arg(us(op.timeNs));
+        lines << (op.warmNs > 0 ? QStringLiteral("Warm: %1 µs (an earlier run)").arg(us(op.warmNs))
+                                : QStringLiteral("Run again to see its warm time"));
+    }
+    if (op.prepareNs > 0)
+        lines << QStringLiteral("Kernel prepared before the run in %1 µs (not counted here)").arg(us(op.prepareNs));
+    return lines.join(QLatin1Char('\n'));
 }
 
 QVariant RunRecordModel::headerData(int section, Qt::Orientation o, int role) const

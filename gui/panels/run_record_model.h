@@ -9,8 +9,8 @@
 
 namespace opscope::gui {
 
-/// Every executed op of a run as a table: order, node, operator, time, output shape, min, max,
-/// mean and a NaN/Inf flag (the last four when the run recorded statistics). Holds an immutable
+/// Every executed op of a run as a table: order, node, operator, time (warm where known; a kernel's
+/// first call, with its one-time setup, set apart), output shape, min, max, mean and a NaN/Inf flag (the last four when the run recorded statistics). Holds an immutable
 /// record; Qt::UserRole gives sortable numbers, kNodeRole the node name.
 class RunRecordModel : public QAbstractTableModel {
     Q_OBJECT
@@ -31,6 +31,11 @@ public:
     int columnCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role) const override;
     QVariant headerData(int section, Qt::Orientation o, int role) const override;
+
+    /// The time the Time column shows: the op's warm time where one is known, else this run's
+    /// (a first call, shown in grey italics, its one-time setup included).
+    static int64_t shownTimeNs(const debug::OpRecord& op);
+    static QString timeToolTip(const debug::OpRecord& op);
 
 private:
     std::shared_ptr<const debug::RunRecord> m_record;

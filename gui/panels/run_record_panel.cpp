@@ -78,16 +78,22 @@ void RunRecordPanel::setRecord(std::shared_ptr<const debug::RunRecord> record)
         m_model->clear();
         return;
     }
-    int64_t total = 0;
-    int nanOps = 0;
-    for (const debug::OpRecord& op : record->ops)
-        total += op.timeNs;
+    int64_t total = 0, prepare = 0;
+    int nanOps = 0, cold = 0;
+    for (const debug::OpRecord& op : record->ops) {
+        total += RunRecordModel::shownTimeNs(op);
+        prepare += op.prepareNs;
+        cold += op.firstCall && op.warmNs == 0 ? 1 : 0;
+    }
     m_model->setRecord(std::move(record));
     for (int r = 0; r < m_model->rowCount(); ++r)
         nanOps += m_model->hasNanInf(r) ? 1 : 0;
     const auto& rec = *m_model->record();
     QString s = tr("%n op(s), %1 ms in kernels", nullptr, static_cast<int>(rec.ops.size()))
                     .arg(static_cast<double>(total) / 1e6, 0, 'f', 2);
+    if (prepare > 0)
+        s += tr("; kernels prepared in %1 ms before the run").arg(static_cast<double>(prepare) / 1e6, 0, 'f', 2);
+    if (cold) s += tr("; %1 first call(s) with one-time setup (in italics; run again for warm times)").arg(cold);
     if (nanOps) s += tr(", %1 with NaN/Inf").arg(nanOps);
     if (rec.keptCount()) s += tr(", %1 tensors kept").arg(rec.keptCount());
     if (rec.tensorsDropped()) s += tr(" (%1 dropped for the memory budget)").arg(rec.droppedTensors());

@@ -254,8 +254,9 @@ void ValueTable::syncSelectors()
     m_colCombo->setCurrentIndex(std::max(0, m_colCombo->findData(m_model->columnAxis())));
 
     // Lay the spin boxes of the fixed axes out again, two to a row.
+    // The widgets stay (they are re-added below); the layout items taken out are ours to delete.
     while (m_fixedGrid->count() > 0)
-        m_fixedGrid->takeAt(0);
+        delete m_fixedGrid->takeAt(0);
     const std::vector<int64_t> fixed = m_model->fixedIndex();
     int slot = 0;
     for (int i = 0; i < nd; ++i) {

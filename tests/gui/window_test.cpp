@@ -97,6 +97,31 @@ TEST(Window, RunRecordRowsAreTheExecutedOps)
     ASSERT_TRUE(w->inspector()->currentTensor().has_value());
 }
 
+// A kernel's first call (one-time setup included) is not shown as the op's time: set apart in
+// grey italics with the setup explained, and the warm time shown from the next run on.
+TEST(Window, RunRecordShowsWarmTimesAndTheFirstCallApart)
+{
+    auto w = makeWindow();
+    ASSERT_TRUE(openAndWait(*w, QStringLiteral("sample:lenet")));
+    QSignalSpy finished(w->controller(), &SessionController::runFinished);
+    ASSERT_TRUE(w->startRun());
+    ASSERT_TRUE(finished.wait(kWaitMs));
+    RunRecordModel* m = w->runRecordPanel()->model();
+    ASSERT_GT(m->rowCount(), 0);
+    const QModelIndex first = m->index(0, RunRecordModel::Time);
+    EXPECT_TRUE(first.data(Qt::FontRole).value<QFont>().italic());
+    EXPECT_TRUE(first.data(Qt::ToolTipRole).toString().contains(QStringLiteral("first call")));
+    EXPECT_TRUE(first.data(Qt::ToolTipRole).toString().contains(QStringLiteral("prepared before the run")));
+    ASSERT_TRUE(w->startRun());
+    ASSERT_TRUE(finished.wait(kWaitMs));
+    const QModelIndex warm = m->index(0, RunRecordModel::Time);
+    EXPECT_FALSE(warm.data(Qt::FontRole).value<QFont>().italic());
+    EXPECT_TRUE(warm.data(Qt::ToolTipRole).toString().contains(QStringLiteral("warm"))) << warm.data(Qt::ToolTipRole).toString().toStdString();
+    const auto record = w->controller()->lastRecord();
+    EXPECT_EQ(warm.data().toString(),
+        QString::number(static_cast<double>(record->ops[0].timeNs) / 1000.0, 'f', 1));
+}
+
 TEST(Window, StopWhilePausedEndsTheRunAndAllowsANewOne)
 {
     auto w = makeWindow();
@@ -160,6 +185,36 @@ TEST(Window, F9TogglesABreakpointOnTheSelectedNode)
     w->action(MainWindow::Action::ToggleBreakpoint)->trigger();
     EXPECT_EQ(w->breakpointModel()->rowCount(), 0);
     EXPECT_EQ(w->graphPanel()->model()->marks(pool).breakpoint, BreakMark::None);
+}
+
+// A breakpoint on a parameter (F9 on it, as on any node found with Find) stops before the first
+// op that reads it, and the Breakpoints dock says so; Find lists ops before parameters.
+TEST(Window, ABreakpointOnAParameterStopsBeforeItsFirstReader)
+{
+    auto w = makeWindow();
+    ASSERT_TRUE(openAndWait(*w, QStringLiteral("sample:lenet")));
+    const QStringList found = w->graphPanel()->model()->find(QStringLiteral("conv1"));
+    ASSERT_GE(found.size(), 3);
+    EXPECT_EQ(found.first(), QStringLiteral("hybridsequential0_conv1_fwd")) << found.join(' ').toStdString();
+    EXPECT_TRUE(found.last().endsWith(QStringLiteral("_weight")) || found.last().endsWith(QStringLiteral("_bias")));
+    const QString weight = QStringLiteral("hybridsequential0_conv1_weight");
+    w->graphPanel()->view()->selectNode(weight, true);
+    w->action(MainWindow::Action::ToggleBreakpoint)->trigger();
+    ASSERT_EQ(w->breakpointModel()->rowCount(), 1);
+    const QModelIndex phase = w->breakpointModel()->index(0, BreakpointModel::Phase);
+    EXPECT_EQ(phase.data().toString(), QStringLiteral("before 1st reader"));
+    EXPECT_TRUE(phase.data(Qt::ToolTipRole).toString().contains(QStringLiteral("hybridsequential0_conv1_fwd")));
+    QSignalSpy shown(w.get(), &MainWindow::pauseShown);
+    ASSERT_TRUE(w->startRun());
+    ASSERT_TRUE(shown.wait(kWaitMs));
+    const auto e = w->controller()->pauseEvent();
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->node, "hybridsequential0_conv1_fwd");
+    EXPECT_EQ(e->phase, OpPhase::Before);
+    ASSERT_TRUE(e->focusTensor());
+    EXPECT_EQ(e->focusTensor()->slot, "weight");
+    w->controller()->stop();
+    ASSERT_TRUE(waitState(*w, SessionController::State::Stopped));
 }
 
 TEST(Window, BreakOnNanStopsAtTheFirstNanAndMarksIt)
