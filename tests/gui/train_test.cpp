@@ -248,7 +248,9 @@ TEST(Train, DebugOneStepShowsTheTrainingGraphAndStopsInTheBackwardPass)
     EXPECT_GT(maxAbsDiff(weight->data(), before), 0.0f);
     EXPECT_EQ(p->debugStepsDone(), 1);
 
-    // The next "Debug one step" takes the next mini-batch; stopping it counts no step.
+    // The next "Debug one step" takes the next mini-batch; stopping it counts no step. (The
+    // controller hears of the step's end after the training does.)
+    ASSERT_TRUE(QTest::qWaitFor([&] { return !c->isActive(); }, kWaitMs));
     ASSERT_TRUE(p->debugOneStep()) << p->lastError().toStdString();
     ASSERT_TRUE(paused.wait(kWaitMs));
     const debug::PausedTensor* secondBatch = c->pauseEvent()->find("hybridsequential0_dense0_fwd_data");
