@@ -116,8 +116,26 @@ OpDef backwardDef(const OpDef& fwd)
     def.inferShape = [](const OpParams& op, std::vector<Shape>& in, std::vector<Shape>& out) {
         const auto& p = paramsAs<BackwardParams>(op);
         const size_t nOg = static_cast<size_t>(p.numOgrads());
-        for (size_t i = 0, j = 0; i < static_cast<size_t>(p.numIn); ++i)
-            if (p.igrads[i]) out[j++] = in[nOg + i];
+        const size_t nIn = static_cast<size_t>(p.numIn), nOut = static_cast<size_t>(p.numOut);
+        // The gradient kernels trust that the inputs are what the forward op's shapes say they are (a
+        // graph from a file may say anything): the forward inputs must give the forward outputs
+        // passed in, and each output gradient must have its output's shape.
+        std::vector<Shape> fin(in.begin() + static_cast<std::ptrdiff_t>(nOg),
+            in.begin() + static_cast<std::ptrdiff_t>(nOg + nIn));
+        std::vector<Shape> fout(nOut);
+        p.forward->inferShape(*p.forwardParams, fin, fout);
+        const auto outNames = p.forward->outputSlotNames(*p.forwardParams);
+        for (size_t k = 0; k < nOut; ++k) {
+            if (fout[k].ndim() > 0) assignShape(in[nOg + nIn + k], fout[k], "input 'out_" + outNames[k] + "'");
+            fout[k] = in[nOg + nIn + k];
+        }
+        for (size_t k = 0, j = 0; k < nOut; ++k)
+            if (p.ograds[k] && fout[k].ndim() > 0) assignShape(in[j++], fout[k], "input '" + outNames[k] + "_grad'");
+            else if (p.ograds[k]) ++j;
+        for (size_t i = 0; i < nIn; ++i)
+            in[nOg + i] = fin[i];
+        for (size_t i = 0, j = 0; i < nIn; ++i)
+            if (p.igrads[i]) out[j++] = fin[i];
     };
     def.reference = [](const OpParams& op, std::span<const Shape>, std::span<const Shape>) -> std::unique_ptr<Kernel> {
         return std::make_unique<BackwardKernel>(paramsAs<BackwardParams>(op));
