@@ -23,6 +23,12 @@ public:
     using Error::Error;
 };
 
+/// An element type an operator, a file or a conversion does not take; names the types and where.
+class TypeError : public Error {
+public:
+    using Error::Error;
+};
+
 /// A structural graph defect: cycle, dangling input, unknown operator.
 class GraphError : public Error {
 public:

@@ -6,10 +6,10 @@ namespace opscope::debug {
 
 void RunRecord::keepTensor(const std::string& name, const TensorView& values)
 {
-    const size_t bytes = static_cast<size_t>(values.size()) * sizeof(float);
+    const size_t bytes = values.bytes();
     auto same = std::find_if(m_kept.begin(), m_kept.end(), [&](const Kept& k) { return k.name == name; });
     if (same != m_kept.end()) {
-        m_keptBytes -= static_cast<size_t>(same->values.size()) * sizeof(float);
+        m_keptBytes -= same->values.bytes();
         m_kept.erase(same);
     }
     if (bytes > m_budget) {
@@ -17,7 +17,7 @@ void RunRecord::keepTensor(const std::string& name, const TensorView& values)
         return;
     }
     while (!m_kept.empty() && m_keptBytes + bytes > m_budget) {
-        m_keptBytes -= static_cast<size_t>(m_kept.front().values.size()) * sizeof(float);
+        m_keptBytes -= m_kept.front().values.bytes();
         m_kept.pop_front();
         ++m_dropped;
     }

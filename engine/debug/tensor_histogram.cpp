@@ -1,4 +1,5 @@
 #include "debug/tensor_stats.h"
+#include "debug/tensor_stats_typed.h"
 
 #include "debug/stats_simd.h"
 
@@ -501,6 +502,7 @@ void binRange(const float* p, int64_t n, const Binner& bin, const LogTable* logT
 Histogram computeHistogram(
     const TensorView& t, const TensorStats& stats, int bins, HistogramScale scale, double lo, double hi)
 {
+    if (t.dtype() != DType::Float32) return detail::typedHistogram(t, stats, bins, scale, lo, hi);
     Histogram h;
     h.scale = scale;
     bins = std::max(1, bins);

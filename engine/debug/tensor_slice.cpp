@@ -32,10 +32,11 @@ TensorSlice sliceOf(const TensorView& t, const SliceRequest& request)
     s.rows = request.rowCount < 0 ? rows - s.rowBegin : std::min(request.rowCount, rows - s.rowBegin);
     s.cols = request.colCount < 0 ? cols - s.colBegin : std::min(request.colCount, cols - s.colBegin);
     if (t.size() == 0) s.rows = s.cols = 0;
+    s.dtype = t.dtype();
     s.values.reserve(static_cast<size_t>(s.rows * s.cols));
     for (int64_t r = 0; r < s.rows; ++r)
         for (int64_t c = 0; c < s.cols; ++c)
-            s.values.push_back(t[offset + (s.rowBegin + r) * cols + s.colBegin + c]);
+            s.values.push_back(t.valueAt(offset + (s.rowBegin + r) * cols + s.colBegin + c));
     return s;
 }
 

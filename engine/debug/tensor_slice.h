@@ -17,14 +17,16 @@ struct SliceRequest {
     int64_t colCount = -1;
 };
 
-/// Values of a 2-D window, row-major.
+/// Values of a 2-D window, row-major, as doubles (exact for every element type but int64 beyond
+/// 2^53); `dtype` is the tensor's, for formatting (integers without a fraction, bools as 0/1).
 struct TensorSlice {
     int64_t rows = 0;
     int64_t cols = 0;
     int64_t rowBegin = 0;
     int64_t colBegin = 0;
-    std::vector<float> values;
-    float at(int64_t r, int64_t c) const { return values[static_cast<size_t>(r * cols + c)]; }
+    DType dtype = DType::Float32;
+    std::vector<double> values;
+    double at(int64_t r, int64_t c) const { return values[static_cast<size_t>(r * cols + c)]; }
 };
 
 /// Cuts the window out of `t`, clamping ranges to the tensor. Throws UsageError for an index

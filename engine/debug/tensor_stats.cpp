@@ -1,4 +1,5 @@
 #include "debug/tensor_stats.h"
+#include "debug/tensor_stats_typed.h"
 
 #include "debug/stats_simd.h"
 
@@ -185,6 +186,7 @@ void statsRange(const float* p, int64_t n, Partial& acc)
 
 TensorStats computeStats(const TensorView& t)
 {
+    if (t.dtype() != DType::Float32) return detail::typedStats(t);
     Partial parts[2];
     simd::parallelFor(t.size(), [&](int w, int64_t b, int64_t e) { statsRange(t.data() + b, e - b, parts[w]); });
     parts[0].merge(parts[1]);

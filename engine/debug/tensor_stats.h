@@ -41,11 +41,13 @@ struct Histogram {
     uint64_t zeros = 0; ///< LogMagnitude only
 };
 
-/// One pass over the values (vectorised; both cores above ~1 M elements). The environment
+/// One pass over the values (vectorised; both cores above ~1 M elements; a plain pass in double for
+/// tensors that are not float32). The environment
 /// variable OPSCOPE_STATS_MAX_ISA=avx2 or =portable caps the instruction set used here and in
 /// computeHistogram (for tests and benchmarks).
 TensorStats computeStats(const TensorView& t);
-/// The histogram over the finite range of `stats` (or over [lo, hi] when lo < hi is given).
+/// The histogram over the finite range of `stats` (or over [lo, hi] when lo < hi is given). For an
+/// integer or bool tensor the bins span whole integers (bool: two bars, 0 and 1).
 Histogram computeHistogram(const TensorView& t, const TensorStats& stats, int bins = 64,
     HistogramScale scale = HistogramScale::Linear, double lo = 0, double hi = 0);
 

@@ -79,6 +79,11 @@ void Executor::plan(std::span<const Tensor> variables)
     for (const Tensor& t : variables)
         varShapes.push_back(t.shape());
     m_shapes = g.inferShapes(varShapes);
+    std::vector<DType> varTypes;
+    varTypes.reserve(variables.size());
+    for (const Tensor& t : variables)
+        varTypes.push_back(t.dtype());
+    m_types = g.inferTypes(varTypes);
     for (size_t v = 0; v < variables.size(); ++v) {
         const uint32_t id = g.variables()[v];
         if (m_shapes[g.entryId(id, 0)] != varShapes[v])
@@ -163,7 +168,7 @@ void Executor::checkPlanFits()
     std::vector<uint32_t> remaining = m_useCount;
     int64_t live = 0, peak = 0;
     uint32_t peakNode = 0;
-    auto bytesOf = [&](uint32_t e) { return tensorBytes(m_shapes[e]); };
+    auto bytesOf = [&](uint32_t e) { return tensorBytes(m_shapes[e], static_cast<int64_t>(dtypeSize(m_types[e]))); };
     for (const Step& s : m_steps) {
         for (uint32_t k = 0; k < s.outCount; ++k)
             live += bytesOf(s.outBegin + k);
@@ -230,7 +235,8 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
             + std::to_string(variables.size()) + " tensors given");
     bool same = m_planned;
     for (size_t v = 0; same && v < variables.size(); ++v)
-        same = variables[v].shape() == m_planVariableShapes[v];
+        same = variables[v].shape() == m_planVariableShapes[v]
+            && variables[v].dtype() == m_types[g.entryId(g.variables()[v], 0)];
     if (!same) {
         if (m_planned && m_flags.static_shape) {
             for (size_t v = 0; v < variables.size(); ++v)
@@ -249,7 +255,7 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
             for (const Step& s : m_steps) {
                 try {
                     for (uint32_t k = 0; k < s.outCount; ++k)
-                        m_values[s.outBegin + k] = Tensor(m_shapes[s.outBegin + k]);
+                        m_values[s.outBegin + k] = Tensor(m_shapes[s.outBegin + k], m_types[s.outBegin + k]);
                 } catch (const ResourceError& e) {
                     for (const Step& t : m_steps) // what was allocated goes, so a retry starts clean
                         for (uint32_t k = 0; k < t.outCount; ++k)
@@ -291,7 +297,7 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
         if (!keep) {
             try {
                 for (uint32_t k = 0; k < s.outCount; ++k)
-                    m_values[s.outBegin + k] = Tensor(m_shapes[s.outBegin + k]);
+                    m_values[s.outBegin + k] = Tensor(m_shapes[s.outBegin + k], m_types[s.outBegin + k]);
             } catch (const ResourceError& e) {
                 throw ResourceError(g.describe(s.node) + ": " + e.what());
             }

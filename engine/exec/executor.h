@@ -60,6 +60,8 @@ public:
 
     /// Shapes of every entry of the current plan (empty before the first run).
     const std::vector<Shape>& entryShapes() const { return m_shapes; }
+    /// Element types of every entry of the current plan (empty before the first run).
+    const std::vector<DType>& entryTypes() const { return m_types; }
     /// Kernel backends of the current plan, by node id ("" for variables).
     std::vector<std::string> kernelBackends() const;
     /// Nanoseconds preparing the node's kernel (oneDNN primitive creation) when the current plan
@@ -100,6 +102,7 @@ private:
     std::vector<uint32_t> m_remaining; // per run copy of m_useCount
     std::vector<bool> m_isVariableEntry;
     std::vector<Shape> m_shapes;
+    std::vector<DType> m_types; // by entry id
     std::vector<Shape> m_planVariableShapes;
     bool m_planned = false;
     bool m_buffersReady = false;

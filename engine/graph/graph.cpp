@@ -258,23 +258,25 @@ std::vector<Shape> Graph::inferShapesImpl(const std::vector<Shape>& variableShap
         } catch (const ResourceError& e) {
             throw ResourceError(describe(i) + ": " + e.what());
         } catch (const Error& e) {
-            const bool missing = std::any_of(given.begin(), given.end(), [](const Shape& s) { return !s.known(); });
+            const bool missing = std::any_of(given.begin(), given.end(), [](const Shape& s) { return !s.determined(); });
             if (partial && missing) continue; // not knowable from what is known
             throw ShapeError(describe(i) + ": " + e.what());
         }
+        // MXNet's operators read a 0 dimension as unknown (to be completed), ONNX's as empty.
+        auto settled = [&](const Shape& s) { return node.def->zeroDimsAreEmpty ? s.determined() : s.known(); };
         for (size_t k = 0; k < in.size(); ++k) {
             const Shape& before = given[k];
-            if (before.known() && before != in[k])
+            if (settled(before) && before != in[k])
                 throw ShapeError(describe(i) + ": input '" + node.inputSlots[k] + "': expected " + in[k].str()
                     + ", got " + before.str());
-            if (!in[k].known() && !partial)
+            if (!settled(in[k]) && !partial)
                 throw ShapeError(describe(i) + ": cannot infer the shape of input '" + node.inputSlots[k]
                     + "' (from " + describe(node.inputs[k].node) + "), known so far: " + in[k].str());
             shapes[entryId(node.inputs[k])] = in[k];
         }
         for (size_t k = 0; k < out.size(); ++k) {
-            if (partial && !out[k].known()) continue;
-            if (!out[k].known() && !(out[k].ndim() > 0 && out[k].size() == 0))
+            if (partial && !out[k].determined()) continue;
+            if (!out[k].determined())
                 throw ShapeError(describe(i) + ": output '" + node.outputSlots[k] + "' has unknown shape "
                     + out[k].str());
             // Before anything is allocated: an output the machine cannot hold ends here, named.
@@ -283,6 +285,46 @@ std::vector<Shape> Graph::inferShapesImpl(const std::vector<Shape>& variableShap
         }
     }
     return shapes;
+}
+
+DType Graph::declaredType(uint32_t variable) const
+{
+    const Node& n = m_nodes[variable];
+    auto it = n.attrs.find("__dtype__");
+    if (it == n.attrs.end()) return DType::Float32;
+    try {
+        if (auto t = dtypeFromMxnetCode(static_cast<int>(parseIntAttr(it->second)))) return *t;
+    } catch (const std::exception&) {
+    }
+    throw AttributeError(describe(variable) + ": unknown __dtype__ \"" + it->second + "\"");
+}
+
+std::vector<DType> Graph::inferTypes(const std::vector<DType>& variableTypes) const
+{
+    if (!m_finalized) throw UsageError("graph must be finalized before type inference");
+    if (!variableTypes.empty() && variableTypes.size() != m_variables.size())
+        throw UsageError("type inference: " + std::to_string(m_variables.size()) + " variables, "
+            + std::to_string(variableTypes.size()) + " types given");
+    std::vector<DType> types(numEntries(), DType::Float32);
+    for (size_t v = 0; v < m_variables.size(); ++v)
+        types[entryId(m_variables[v], 0)] = variableTypes.empty() ? declaredType(m_variables[v]) : variableTypes[v];
+    std::vector<DType> in, out;
+    for (uint32_t i = 0; i < m_nodes.size(); ++i) {
+        const Node& node = m_nodes[i];
+        if (node.isVariable()) continue;
+        in.clear();
+        for (const NodeEntry& e : node.inputs)
+            in.push_back(types[entryId(e)]);
+        out.assign(static_cast<size_t>(node.numOutputs), DType::Float32);
+        try {
+            node.def->inferTypes(*node.params, in, out);
+        } catch (const Error& e) {
+            throw TypeError(describe(i) + ": " + e.what());
+        }
+        for (size_t k = 0; k < out.size(); ++k)
+            types[entryId(i, static_cast<uint32_t>(k))] = out[k];
+    }
+    return types;
 }
 
 } // namespace opscope

@@ -83,6 +83,14 @@ public:
     /// an error (what can be known from partial information; contradictions still throw).
     std::vector<Shape> inferShapesPartial(const std::vector<Shape>& variableShapes) const;
 
+    /// The element type of every entry, from the variables' types (by position in variables(); an
+    /// empty vector: every variable's declaredType()). Throws TypeError naming the node, its
+    /// operator, the input and the types it takes.
+    std::vector<DType> inferTypes(const std::vector<DType>& variableTypes = {}) const;
+    /// A variable's type as the graph declares it: its `__dtype__` attribute (MXNet's codes), else
+    /// float32.
+    DType declaredType(uint32_t variable) const;
+
     /// "node 'x' (Op)" for messages.
     std::string describe(uint32_t nodeId) const;
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 namespace opscope {
@@ -15,33 +16,6 @@ namespace {
     [[noreturn]] void fail(const std::string& name, size_t offset, const std::string& why)
     {
         throw FileError(name + ": byte " + std::to_string(offset) + ": " + why);
-    }
-
-    float halfToFloat(uint16_t h)
-    {
-        const uint32_t sign = (h & 0x8000u) << 16;
-        uint32_t exp = (h >> 10) & 0x1f;
-        uint32_t mant = h & 0x3ffu;
-        uint32_t bits;
-        if (exp == 0) {
-            if (mant == 0) {
-                bits = sign;
-            } else {
-                // Subnormal: normalise.
-                exp = 127 - 15 + 1;
-                while (!(mant & 0x400u)) {
-                    mant <<= 1;
-                    --exp;
-                }
-                mant &= 0x3ffu;
-                bits = sign | (exp << 23) | (mant << 13);
-            }
-        } else if (exp == 31) {
-            bits = sign | 0x7f800000u | (mant << 13);
-        } else {
-            bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
-        }
-        return std::bit_cast<float>(bits);
     }
 
     // Extracts the value of 'key' from a Python dict literal header, as raw text.
@@ -145,39 +119,24 @@ Tensor parseNpy(const std::string& bytes, const std::string& name)
                 fail(name, headerStart, "malformed shape " + shapeText);
             }
         }
-        if (shape.ndim() == 0)
-            shape.push_back(1);
+        if (shape.ndim() == 0) shape = Shape::scalar();
     }
 
-    size_t itemSize = 0;
-    char kind = 0;
-    if (descr == "<f4" || descr == "=f4") {
-        itemSize = 4;
-        kind = 'f';
-    } else if (descr == "<f8" || descr == "=f8") {
-        itemSize = 8;
-        kind = 'd';
-    } else if (descr == "<f2" || descr == "=f2") {
-        itemSize = 2;
-        kind = 'h';
-    } else if (descr == "<i4" || descr == "=i4") {
-        itemSize = 4;
-        kind = 'i';
-    } else if (descr == "<i8" || descr == "=i8") {
-        itemSize = 8;
-        kind = 'l';
-    } else if (descr == "|u1") {
-        itemSize = 1;
-        kind = 'u';
-    } else if (descr == "|b1") {
-        itemSize = 1;
-        kind = 'b';
-    } else if (descr == "|i1") {
-        itemSize = 1;
-        kind = 'c';
-    } else {
-        fail(name, headerStart, "unsupported dtype '" + descr + "' (supported: <f4 <f8 <f2 <i4 <i8 |u1 |b1)");
+    // Little-endian (or native, '=') and one-byte types; the tensor keeps the file's type.
+    static const std::pair<const char*, DType> kTypes[] = { { "f4", DType::Float32 }, { "f8", DType::Float64 },
+        { "f2", DType::Float16 }, { "i8", DType::Int64 }, { "i4", DType::Int32 }, { "i1", DType::Int8 },
+        { "u1", DType::UInt8 }, { "b1", DType::Bool } };
+    std::optional<DType> type;
+    for (const auto& [code, t] : kTypes) {
+        const bool oneByte = dtypeSize(t) == 1;
+        if (descr.size() == 3 && descr.compare(1, 2, code) == 0
+            && (descr[0] == '<' || descr[0] == '=' || (oneByte && descr[0] == '|')))
+            type = t;
     }
+    if (!type)
+        fail(name, headerStart,
+            "unsupported dtype '" + descr + "' (supported: <f4 <f8 <f2 <i8 <i4 |i1 |u1 |b1)");
+    const size_t itemSize = dtypeSize(*type);
     const size_t dataStart = headerStart + headerLen;
     // Sizes from the header are checked before they are used: an element count or byte count that
     // overflows, or more data than the file holds, is a bad file, never an allocation.
@@ -192,42 +151,11 @@ Tensor parseNpy(const std::string& bytes, const std::string& name)
     if (bytes.size() - dataStart > need)
         fail(name, dataStart + need, std::to_string(bytes.size() - dataStart - need) + " bytes after the array data");
 
-    Tensor t(shape);
-    float* dst = t.data();
-    const char* src = bytes.data() + dataStart;
-    for (size_t i = 0; i < count; ++i) {
-        const char* p = src + i * itemSize;
-        switch (kind) {
-        case 'f': std::memcpy(&dst[i], p, 4); break;
-        case 'd': {
-            double v;
-            std::memcpy(&v, p, 8);
-            dst[i] = static_cast<float>(v);
-            break;
-        }
-        case 'h': {
-            uint16_t v;
-            std::memcpy(&v, p, 2);
-            dst[i] = halfToFloat(v);
-            break;
-        }
-        case 'i': {
-            int32_t v;
-            std::memcpy(&v, p, 4);
-            dst[i] = static_cast<float>(v);
-            break;
-        }
-        case 'l': {
-            int64_t v;
-            std::memcpy(&v, p, 8);
-            dst[i] = static_cast<float>(v);
-            break;
-        }
-        case 'u': dst[i] = static_cast<float>(static_cast<unsigned char>(*p)); break;
-        case 'c': dst[i] = static_cast<float>(static_cast<signed char>(*p)); break;
-        case 'b': dst[i] = *p ? 1.0f : 0.0f; break;
-        }
-    }
+    Tensor t(shape, *type);
+    if (need) std::memcpy(t.raw(), bytes.data() + dataStart, need);
+    if (*type == DType::Bool) // any non-zero byte is true; the engine keeps bools as 0 or 1
+        for (bool* b = t.dataAs<bool>(), *e = b + count; b != e; ++b)
+            *b = *reinterpret_cast<const unsigned char*>(b) != 0;
     return t;
 }
 
@@ -243,7 +171,9 @@ Tensor readNpy(const std::string& path)
 
 std::string serializeNpy(const TensorView& tensor)
 {
-    std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (";
+    static const char* const kDescr[] = { "<f4", "<f8", "<f2", "<i8", "<i4", "|i1", "|u1", "|b1" };
+    std::string header = std::string("{'descr': '") + kDescr[static_cast<int>(tensor.dtype())]
+        + "', 'fortran_order': False, 'shape': (";
     for (int i = 0; i < tensor.ndim(); ++i)
         header += std::to_string(tensor.shape()[i]) + (tensor.ndim() == 1 || i + 1 < tensor.ndim() ? ", " : "");
     if (tensor.ndim() == 1)
@@ -259,7 +189,7 @@ std::string serializeNpy(const TensorView& tensor)
     out += static_cast<char>(header.size() & 0xff);
     out += static_cast<char>((header.size() >> 8) & 0xff);
     out += header;
-    out.append(reinterpret_cast<const char*>(tensor.data()), static_cast<size_t>(tensor.size()) * sizeof(float));
+    out.append(static_cast<const char*>(tensor.raw()), tensor.bytes());
     return out;
 }
 

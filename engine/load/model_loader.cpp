@@ -289,7 +289,15 @@ std::vector<Tensor> gatherInputs(
         if (it != byName.end()) {
             const InputSpec& spec = it->second;
             try {
-                inputs.push_back(makeInput(spec, seed + i));
+                Tensor t = makeInput(spec, seed + i);
+                const DType want = i < m.inputTypes.size() ? m.inputTypes[i] : DType::Float32;
+                if (t.dtype() != want) {
+                    if (notes)
+                        notes->push_back("input '" + spec.name + "': " + spec.file + " holds " + dtypeName(t.dtype())
+                            + "; converted to " + dtypeName(want) + ", the type the model takes");
+                    t = t.astype(want);
+                }
+                inputs.push_back(std::move(t));
             } catch (const FileError& e) {
                 throw LoadError(e.what());
             } catch (const ResourceError& e) {

@@ -27,6 +27,9 @@ struct LoadedModel {
     std::vector<std::string> labelNames;
     std::vector<Tensor> defaultInputs; ///< samples only
     std::vector<Shape> inputShapeHints; ///< from `__shape__` where the file gives one (else unknown)
+    /// The element type each of inputNames takes (float32 where the model does not say): a file of
+    /// another type is converted to it, with a note (gatherInputs).
+    std::vector<DType> inputTypes;
     bool fromFile = false;
     std::string paramsFile;
 };

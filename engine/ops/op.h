@@ -86,6 +86,10 @@ struct OpDef {
     /// zeros when not training, as MXNet's predictor does. Null: none.
     std::function<std::vector<int>(const OpParams&)> labelInputs;
     std::function<void(const OpParams&, std::vector<Shape>& in, std::vector<Shape>& out)> inferShape;
+    /// Element types: given the inputs' types, fills the outputs' types, and throws TypeError naming
+    /// the input, its type and the types the operator takes for one it does not support (never a
+    /// silent conversion). Null: float32 only, as MXNet's operators compute.
+    std::function<void(const OpParams&, std::span<const DType> in, std::span<DType> out)> inferType;
     KernelFactory reference;
     /// oneDNN kernel; may return nullptr where oneDNN does not apply (an attribute it lacks).
     KernelFactory dnnl;
@@ -94,11 +98,16 @@ struct OpDef {
     std::function<bool(const OpParams&, std::span<const Shape> in, std::span<const Shape> out)> dnnlPays;
     /// The gradient (a reference implementation); null for an operator without one.
     BackwardFn backward;
+    /// ONNX's rule: a 0 dimension is an empty tensor. MXNet's (false): a 0 dimension is unknown until
+    /// shape inference completes it (a Dense weight (2, 0) becomes (2, in_units)).
+    bool zeroDimsAreEmpty = false;
 
     /// Slot names with MXNet's fallbacks applied: `input<i>` and `<i>`.
     std::vector<std::string> inputSlotNames(const OpParams& p) const;
     std::vector<std::string> outputSlotNames(const OpParams& p) const;
     int visibleOutputs(const OpParams& p) const { return numVisibleOutputs ? numVisibleOutputs(p) : numOutputs(p); }
+    /// inferType, or the float32-only rule where there is none.
+    void inferTypes(const OpParams& p, std::span<const DType> in, std::span<DType> out) const;
     /// Prepares a kernel of the requested kind; falls back to Reference where oneDNN does not apply.
     std::unique_ptr<Kernel> makeKernel(
         const OpParams& p, std::span<const Shape> in, std::span<const Shape> out, KernelKind kind) const;

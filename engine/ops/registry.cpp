@@ -97,6 +97,21 @@ std::unique_ptr<Kernel> OpDef::makeKernel(
     throw ShapeError(what + ": expected " + expected.str() + ", got " + actual.str());
 }
 
+void OpDef::inferTypes(const OpParams& p, std::span<const DType> in, std::span<DType> out) const
+{
+    if (inferType) {
+        inferType(p, in, out);
+        return;
+    }
+    for (size_t k = 0; k < in.size(); ++k)
+        if (in[k] != DType::Float32) {
+            const std::vector<std::string> slots = inputSlotNames(p);
+            throw TypeError("input '" + (k < slots.size() ? slots[k] : std::to_string(k)) + "' is " + dtypeName(in[k])
+                + "; " + name + " takes float32 only");
+        }
+    std::fill(out.begin(), out.end(), DType::Float32);
+}
+
 const Shape& assignShape(Shape& slot, const Shape& expected, const std::string& what)
 {
     if (slot.ndim() == 0) {

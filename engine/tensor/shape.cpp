@@ -21,6 +21,7 @@ Shape::Shape(std::span<const int64_t> dims)
 
 void Shape::push_back(int64_t d)
 {
+    m_scalar = false;
     if (m_ndim == kMaxDims)
         throw ShapeError("shape " + str() + " cannot grow beyond " + std::to_string(kMaxDims) + " dimensions");
     m_dims[static_cast<size_t>(m_ndim++)] = d;
@@ -33,6 +34,7 @@ void Shape::resize(int n, int64_t fill)
     for (int i = m_ndim; i < n; ++i)
         m_dims[static_cast<size_t>(i)] = fill;
     m_ndim = n;
+    m_scalar = false;
 }
 
 int64_t Shape::size() const
@@ -51,10 +53,18 @@ int64_t Shape::product(int begin, int end) const
     return p;
 }
 
+bool Shape::determined() const
+{
+    if (m_ndim == 0) return m_scalar;
+    for (int i = 0; i < m_ndim; ++i)
+        if (m_dims[static_cast<size_t>(i)] < 0) return false;
+    return true;
+}
+
 bool Shape::known() const
 {
     if (m_ndim == 0)
-        return false;
+        return m_scalar;
     for (int i = 0; i < m_ndim; ++i)
         if (m_dims[static_cast<size_t>(i)] <= 0)
             return false;
@@ -77,7 +87,7 @@ std::string Shape::str() const
 
 bool operator==(const Shape& a, const Shape& b)
 {
-    if (a.m_ndim != b.m_ndim)
+    if (a.m_ndim != b.m_ndim || a.m_scalar != b.m_scalar)
         return false;
     for (int i = 0; i < a.m_ndim; ++i)
         if (a.m_dims[static_cast<size_t>(i)] != b.m_dims[static_cast<size_t>(i)])

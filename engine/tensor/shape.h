@@ -8,13 +8,23 @@
 
 namespace opscope {
 
-/// Tensor shape of up to kMaxDims dimensions, stored inline (no heap). A dimension of 0 means
-/// "unknown" during shape inference, as in MXNet 1.x; ndim() == 0 means the whole shape is unknown.
+/// Tensor shape of up to kMaxDims dimensions, stored inline (no heap). During MXNet shape inference
+/// a dimension of 0 means "unknown", as in MXNet 1.x; ndim() == 0 means the whole shape is unknown,
+/// except for the shape of a scalar (Shape::scalar(): no dimensions, one element), which ONNX graphs
+/// use. ONNX operators read every dimension literally (0: an empty tensor).
 class Shape {
 public:
     static constexpr int kMaxDims = 6;
 
     Shape() = default;
+    /// The shape of a rank-0 tensor: known, no dimensions, size 1, "()".
+    static Shape scalar()
+    {
+        Shape s;
+        s.m_scalar = true;
+        return s;
+    }
+    bool isScalar() const { return m_scalar; }
     Shape(std::initializer_list<int64_t> dims);
     explicit Shape(std::span<const int64_t> dims);
 
@@ -30,8 +40,11 @@ public:
 
     /// Product of all dimensions (1 for ndim 0). Throws ResourceError when it overflows int64.
     int64_t size() const;
-    /// True when the shape has at least one dimension and none is unknown.
+    /// True for a scalar, or when the shape has at least one dimension and none is unknown (0).
     bool known() const;
+    /// True for a scalar, or when the shape has at least one dimension and none is negative: known()
+    /// or an empty tensor (a 0 dimension read literally).
+    bool determined() const;
     /// Product of dims [begin, end).
     int64_t product(int begin, int end) const;
 
@@ -44,6 +57,7 @@ public:
 private:
     std::array<int64_t, kMaxDims> m_dims {};
     int m_ndim = 0;
+    bool m_scalar = false;
 };
 
 /// "1x1x28x28" spelling used on command lines and in messages about inputs.

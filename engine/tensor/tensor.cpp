@@ -10,10 +10,36 @@
 
 namespace opscope {
 
+namespace {
+    [[noreturn]] void wrongType(DType have, DType want)
+    {
+        throw TypeError(std::string("tensor of type ") + dtypeName(have) + " where " + dtypeName(want) + " was expected");
+    }
+}
+
+void TensorView::checkType(DType want) const
+{
+    if (m_dtype != want) wrongType(m_dtype, want);
+}
+
+const float* TensorView::data() const
+{
+    checkType(DType::Float32);
+    return static_cast<const float*>(m_data);
+}
+
+double TensorView::valueAt(int64_t i) const
+{
+    return dispatchType(m_dtype, [&](auto tag) {
+        using T = decltype(tag);
+        return toDouble(static_cast<const T*>(m_data)[i]);
+    });
+}
+
 struct Tensor::Storage {
     explicit Storage(size_t n)
-        : bytes(n * sizeof(float))
-        , data(static_cast<float*>(detail::allocateBuffer(bytes)))
+        : bytes(n)
+        , data(static_cast<std::byte*>(detail::allocateBuffer(bytes)))
     {
     }
     ~Storage() { detail::freeBuffer(data, bytes); }
@@ -21,24 +47,43 @@ struct Tensor::Storage {
     Storage& operator=(const Storage&) = delete;
 
     size_t bytes;
-    float* data;
+    std::byte* data;
 };
 
-Tensor::Tensor(const Shape& shape)
+Tensor::Tensor(const Shape& shape, DType dtype)
     : m_shape(shape)
+    , m_dtype(dtype)
 {
-    if (!shape.known() && !(shape.ndim() > 0 && shape.size() == 0))
+    if (!shape.determined())
         throw ShapeError("cannot allocate a tensor of unknown shape " + shape.str());
     for (int64_t d : shape.dims())
         if (d < 0)
             throw ShapeError("cannot allocate a tensor of negative shape " + shape.str());
-    checkTensorFits(shape, "tensor");
-    m_storage = std::make_shared<Storage>(static_cast<size_t>(shape.size()));
+    checkTensorFits(shape, "tensor", static_cast<int64_t>(dtypeSize(dtype)));
+    m_storage = std::make_shared<Storage>(static_cast<size_t>(shape.size()) * dtypeSize(dtype));
+}
+
+void Tensor::checkType(DType want) const
+{
+    if (m_dtype != want) wrongType(m_dtype, want);
+}
+
+void Tensor::checkCount(int64_t n) const
+{
+    if (n != size())
+        throw ShapeError("shape " + m_shape.str() + " holds " + std::to_string(size()) + " values, got " + std::to_string(n));
+}
+
+void* Tensor::raw() const
+{
+    return m_storage ? m_storage->data + m_offset * static_cast<int64_t>(dtypeSize(m_dtype)) : nullptr;
 }
 
 float* Tensor::data() const
 {
-    return m_storage ? m_storage->data + m_offset : nullptr;
+    if (!m_storage) return nullptr;
+    checkType(DType::Float32);
+    return static_cast<float*>(raw());
 }
 
 size_t Tensor::storageBytes() const
@@ -46,14 +91,18 @@ size_t Tensor::storageBytes() const
     return m_storage ? m_storage->bytes : 0;
 }
 
-Tensor Tensor::zeros(const Shape& shape)
+Tensor Tensor::zeros(const Shape& shape, DType dtype)
 {
-    return full(shape, 0.0f);
+    Tensor t(shape, dtype);
+    std::memset(t.raw(), 0, t.bytes()); // all-zero bytes are 0 in every type
+    return t;
 }
 
-Tensor Tensor::ones(const Shape& shape)
+Tensor Tensor::ones(const Shape& shape, DType dtype)
 {
-    return full(shape, 1.0f);
+    Tensor t(shape, dtype);
+    t.fillWith(1.0);
+    return t;
 }
 
 Tensor Tensor::full(const Shape& shape, float value)
@@ -83,17 +132,15 @@ Tensor Tensor::normal(const Shape& shape, float mean, float stddev, Generator* g
 
 Tensor Tensor::fromValues(const Shape& shape, std::span<const float> values)
 {
-    if (static_cast<int64_t>(values.size()) != shape.size())
-        throw ShapeError("shape " + shape.str() + " holds " + std::to_string(shape.size()) + " values, got "
-            + std::to_string(values.size()));
     Tensor t(shape);
+    t.checkCount(static_cast<int64_t>(values.size()));
     std::copy(values.begin(), values.end(), t.data());
     return t;
 }
 
 Tensor Tensor::copyOf(const TensorView& view)
 {
-    Tensor t(view.shape());
+    Tensor t(view.shape(), view.dtype());
     t.copyFrom(view);
     return t;
 }
@@ -138,8 +185,26 @@ Tensor Tensor::operator[](int64_t i) const
 
 Tensor Tensor::copy() const
 {
-    Tensor t(m_shape);
-    std::memcpy(t.data(), data(), static_cast<size_t>(size()) * sizeof(float));
+    Tensor t(m_shape, m_dtype);
+    if (bytes()) std::memcpy(t.raw(), raw(), bytes());
+    return t;
+}
+
+Tensor Tensor::astype(DType dtype) const
+{
+    if (dtype == m_dtype) return copy();
+    Tensor t(m_shape, dtype);
+    const int64_t n = size();
+    dispatchType(m_dtype, [&](auto from) {
+        using S = decltype(from);
+        const S* src = static_cast<const S*>(raw());
+        dispatchType(dtype, [&](auto to) {
+            using D = decltype(to);
+            D* dst = static_cast<D*>(t.raw());
+            for (int64_t i = 0; i < n; ++i)
+                dst[i] = fromDouble<D>(toDouble(src[i]));
+        });
+    });
     return t;
 }
 
@@ -147,13 +212,25 @@ void Tensor::copyFrom(const TensorView& src) const
 {
     if (src.size() != size())
         throw ShapeError("cannot copy " + src.shape().str() + " into " + m_shape.str());
-    if (size())
-        std::memmove(data(), src.data(), static_cast<size_t>(size()) * sizeof(float));
+    if (src.dtype() != m_dtype) wrongType(src.dtype(), m_dtype);
+    if (size()) std::memmove(raw(), src.raw(), bytes());
 }
 
 void Tensor::fill(float value) const
 {
     std::fill_n(data(), size(), value);
+}
+
+void Tensor::fillWith(double value) const
+{
+    const int64_t n = size();
+    dispatchType(m_dtype, [&](auto tag) {
+        using T = decltype(tag);
+        const T v = fromDouble<T>(value);
+        T* p = static_cast<T*>(raw());
+        for (int64_t i = 0; i < n; ++i)
+            p[i] = v;
+    });
 }
 
 } // namespace opscope

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "tensor/dtype.h"
 #include "tensor/shape.h"
 #include "tensor/tensor_view.h"
 
@@ -11,36 +12,57 @@ namespace opscope {
 
 class Generator;
 
-/// Dense row-major float32 tensor of up to 6 dimensions. A Tensor is a handle: copies share the
-/// same storage (like MXNet's NDArray); reshape() and slicing along the first axis return views of
-/// the same storage. Use copy() for an independent tensor. A handle is not synchronised: share one
-/// between threads only through a protocol that orders the accesses.
+/// Dense row-major tensor of up to 6 dimensions with an element type (float32 unless said
+/// otherwise). A Tensor is a handle: copies share the same storage (like MXNet's NDArray);
+/// reshape() and slicing along the first axis return views of the same storage. Use copy() for an
+/// independent tensor. A handle is not synchronised: share one between threads only through a
+/// protocol that orders the accesses.
 class Tensor {
 public:
     /// An undefined tensor (no storage).
     Tensor() = default;
-    /// Uninitialised values of the given shape (must be known).
-    explicit Tensor(const Shape& shape);
+    /// Uninitialised values of the given shape (must be known) and type.
+    explicit Tensor(const Shape& shape, DType dtype = DType::Float32);
 
-    static Tensor zeros(const Shape& shape);
-    static Tensor ones(const Shape& shape);
+    static Tensor zeros(const Shape& shape, DType dtype = DType::Float32);
+    static Tensor ones(const Shape& shape, DType dtype = DType::Float32);
     static Tensor full(const Shape& shape, float value);
     /// Uniform in [lo, hi) from `gen` (the global generator when null).
     static Tensor uniform(const Shape& shape, float lo, float hi, Generator* gen = nullptr);
     static Tensor normal(const Shape& shape, float mean, float stddev, Generator* gen = nullptr);
     static Tensor fromValues(const Shape& shape, std::span<const float> values);
+    /// A tensor of type T (dtypeOf<T>()) holding `values`.
+    template <class T> static Tensor fromTyped(const Shape& shape, std::span<const T> values)
+    {
+        Tensor t(shape, dtypeOf<T>());
+        t.checkCount(static_cast<int64_t>(values.size()));
+        std::memcpy(t.raw(), values.data(), values.size() * sizeof(T));
+        return t;
+    }
     static Tensor copyOf(const TensorView& view);
 
     bool defined() const { return m_storage != nullptr; }
     const Shape& shape() const { return m_shape; }
+    DType dtype() const { return m_dtype; }
     int ndim() const { return m_shape.ndim(); }
     int64_t size() const { return m_shape.size(); }
-    /// Writable data (handle semantics: constness of the handle does not protect the values).
+    /// Bytes of this tensor's elements.
+    size_t bytes() const { return static_cast<size_t>(size()) * dtypeSize(m_dtype); }
+    /// Writable float32 data (handle semantics: constness of the handle does not protect the
+    /// values). Throws TypeError, naming the type, for a tensor of another type.
     float* data() const;
+    /// Writable data of type T (checked like data()).
+    template <class T> T* dataAs() const
+    {
+        checkType(dtypeOf<T>());
+        return static_cast<T*>(raw());
+    }
+    /// The elements' bytes, whatever the type.
+    void* raw() const;
     float& at(int64_t flatIndex) const { return data()[flatIndex]; }
     std::span<float> values() const { return { data(), static_cast<size_t>(size()) }; }
     std::vector<float> toVector() const;
-    TensorView view() const { return { data(), m_shape }; }
+    TensorView view() const { return { raw(), m_shape, m_dtype }; }
 
     /// View with another shape of the same size.
     Tensor reshape(const Shape& shape) const;
@@ -50,19 +72,27 @@ public:
     Tensor operator[](int64_t i) const;
 
     Tensor copy() const;
-    /// Copies values from a view of the same size (shapes may differ).
+    /// The same values as another type, converted as NumPy's astype does (see fromDouble).
+    Tensor astype(DType dtype) const;
+    /// Copies values from a view of the same size and type (shapes may differ).
     void copyFrom(const TensorView& src) const;
     void fill(float value) const;
+    /// Every element set to `value` converted to the tensor's type.
+    void fillWith(double value) const;
 
     bool sharesStorageWith(const Tensor& other) const { return m_storage && m_storage == other.m_storage; }
     /// Bytes of the underlying buffer (not of this view).
     size_t storageBytes() const;
 
 private:
+    void checkType(DType want) const;
+    void checkCount(int64_t n) const;
+
     struct Storage;
     std::shared_ptr<Storage> m_storage;
-    int64_t m_offset = 0;
+    int64_t m_offset = 0; // in elements
     Shape m_shape;
+    DType m_dtype = DType::Float32;
 };
 
 } // namespace opscope

@@ -415,7 +415,7 @@ Tensor imageToTensor(const QImage& image, const Shape& shape, bool grayscale, bo
 }
 
 InputResult makeInputTensor(const InputSource& source, const Shape& shape, const Tensor& defaultTensor,
-    const Tensor& drawing, const QString& inputName)
+    const Tensor& drawing, const QString& inputName, DType dtype)
 {
     using Kind = InputSource::Kind;
     auto fail = [&](const QString& why, InputProblem problem = InputProblem::NoValue) {
@@ -467,7 +467,7 @@ InputResult makeInputTensor(const InputSource& source, const Shape& shape, const
                 return { Tensor(),
                     QStringLiteral("%1: shape %2 but %3 %4").arg(fileName, shapeText(t.shape()), needs, shapeText(shape)),
                     InputProblem::WrongShape };
-            return { t, QString() };
+            return { t.dtype() == dtype ? t : t.astype(dtype), QString() };
         }
         case Kind::ImageFile: {
             if (source.file.isEmpty()) return fail(QStringLiteral("no image file chosen"));

@@ -100,9 +100,11 @@ bool drawingFits(const opscope::Shape& shape);
 /// Makes the tensor of one input. `defaultTensor` is the model's default (used by Kind::Default)
 /// and `drawing` the drawing pad's tensor (Kind::Drawing). Never throws: on failure the result
 /// carries a message naming the file and what is wrong. With `inputName` messages also name the
-/// input: "digit.npy: shape (1, 28, 28) but input 'data' needs (1, 1, 28, 28)".
+/// input: "digit.npy: shape (1, 28, 28) but input 'data' needs (1, 1, 28, 28)". A `.npy` file of
+/// another element type than `dtype` (the input's) is converted to it, as NumPy's astype does.
 InputResult makeInputTensor(const InputSource& source, const opscope::Shape& shape,
-    const opscope::Tensor& defaultTensor, const opscope::Tensor& drawing, const QString& inputName = QString());
+    const opscope::Tensor& defaultTensor, const opscope::Tensor& drawing, const QString& inputName = QString(),
+    opscope::DType dtype = opscope::DType::Float32);
 
 /// Converts a picture to an input tensor of `shape` ((N, C, H, W), (C, H, W) or (H, W)): the image
 /// is composited over white, converted to grayscale by luminance (qGray) or to RGB, resized

@@ -104,6 +104,26 @@ TEST(Cli, InputsFromNpyAndGeneratedShapes)
     EXPECT_EQ(readNpy((dir / "b.npy").string()).shape(), Shape({ 5, 3 }));
 }
 
+// NumPy writes float64 by default: a file of another type than the model's input is converted to
+// it, and the run says so; the result equals the float32 file's.
+TEST(Cli, AnNpyInputOfAnotherTypeIsConvertedWithANote)
+{
+    const fs::path dir = tempDir("input_types");
+    const Tensor x = Tensor::fromValues(Shape({ 3, 2 }), std::vector<float> { 0.5f, -1, 2, 0.25f, 3, -0.75f });
+    writeNpy((dir / "f32.npy").string(), x.view());
+    writeNpy((dir / "f64.npy").string(), x.astype(DType::Float64).view());
+    ASSERT_EQ(run("run sample:mlp --input data=" + (dir / "f32.npy").string() + " --output " + (dir / "a.npy").string())
+                  .status,
+        0)
+        << lastStderr();
+    Result r = run("run sample:mlp --input data=" + (dir / "f64.npy").string() + " --output " + (dir / "b.npy").string());
+    ASSERT_EQ(r.status, 0) << lastStderr();
+    EXPECT_NE(lastStderr().find("holds float64; converted to float32"), std::string::npos) << lastStderr();
+    const Tensor a = readNpy((dir / "a.npy").string()), b = readNpy((dir / "b.npy").string());
+    EXPECT_EQ(b.dtype(), DType::Float32);
+    EXPECT_EQ(a.toVector(), b.toVector());
+}
+
 TEST(Cli, ExitStatuses)
 {
     EXPECT_EQ(run("").status, 2);

@@ -398,3 +398,57 @@ TEST(Histogram, LogMagnitudeMatchesTheReference)
         expectMatchesReference(v, 1, HistogramScale::LogMagnitude);
     });
 }
+
+// Types other than float32: the same statistics in double; integer and bool tensors get bins of
+// whole integers (a bool tensor's histogram is two bars).
+TEST(TensorStats, BoolTensorHistogramIsTwoBars)
+{
+    const Tensor b = Tensor::fromValues(Shape({ 5 }), std::vector<float> { 1, 0, 1, 1, 0 }).astype(DType::Bool);
+    const TensorStats s = computeStats(b.view());
+    EXPECT_EQ(s.count, 5);
+    EXPECT_EQ(s.zeros, 2);
+    EXPECT_DOUBLE_EQ(s.mean, 0.6);
+    const Histogram h = computeHistogram(b.view(), s);
+    ASSERT_EQ(h.bins.size(), 2u);
+    EXPECT_EQ(h.bins[0], 2u);
+    EXPECT_EQ(h.bins[1], 3u);
+    EXPECT_DOUBLE_EQ(h.lo, -0.5);
+    EXPECT_DOUBLE_EQ(h.hi, 1.5);
+}
+
+TEST(TensorStats, IntegerTensorBinsAreWholeIntegers)
+{
+    std::vector<int64_t> v;
+    for (int64_t i = -3; i <= 6; ++i)
+        v.push_back(i);
+    v.push_back(6);
+    const Tensor t = Tensor::fromTyped<int64_t>(Shape({ 11 }), v);
+    const TensorStats s = computeStats(t.view());
+    EXPECT_DOUBLE_EQ(s.min, -3);
+    EXPECT_DOUBLE_EQ(s.max, 6);
+    const Histogram few = computeHistogram(t.view(), s, 64); // 10 values, 10 bars of width 1
+    ASSERT_EQ(few.bins.size(), 10u);
+    EXPECT_DOUBLE_EQ(few.lo, -3.5);
+    EXPECT_EQ(few.bins.back(), 2u);
+    const Histogram coarse = computeHistogram(t.view(), s, 4); // width 3: every bar spans 3 integers
+    EXPECT_DOUBLE_EQ((coarse.hi - coarse.lo) / static_cast<double>(coarse.bins.size()), 3.0);
+    uint64_t total = 0;
+    for (uint64_t c : coarse.bins)
+        total += c;
+    EXPECT_EQ(total, 11u);
+}
+
+TEST(TensorStats, Float64AndFloat16CountNanAndInf)
+{
+    const Tensor f = Tensor::fromValues(Shape({ 4 }), std::vector<float> { 1.5f, NAN, -INFINITY, 2.5f });
+    for (DType dt : { DType::Float64, DType::Float16 }) {
+        SCOPED_TRACE(dtypeName(dt));
+        const TensorStats s = computeStats(f.astype(dt).view());
+        EXPECT_EQ(s.nan, 1);
+        EXPECT_EQ(s.negInf, 1);
+        EXPECT_DOUBLE_EQ(s.mean, 2.0);
+        const Histogram h = computeHistogram(f.astype(dt).view(), s, 8);
+        EXPECT_EQ(h.nan, 1u);
+        EXPECT_EQ(h.inf, 1u);
+    }
+}
