@@ -26,9 +26,15 @@ void Graph::resolve(Node& n) const
         n.outputSlots = { "output" };
         return;
     }
-    const OpDef* def = OpRegistry::instance().find(n.op);
+    // An ONNX node (`__domain__` "ai.onnx") resolves to ONNX's operator of that name, apart from MXNet's.
+    const auto domain = n.attrs.find("__domain__");
+    const bool onnx = domain != n.attrs.end();
+    if (onnx && domain->second != "ai.onnx")
+        throw GraphError("node '" + n.name + "': operator '" + n.op + "' of domain '" + domain->second
+            + "': only ONNX's default domain (ai.onnx) is supported");
+    const OpDef* def = OpRegistry::instance().find(onnx ? "onnx::" + n.op : n.op);
     if (!def)
-        throw GraphError("node '" + n.name + "': unknown operator '" + n.op + "'");
+        throw GraphError("node '" + n.name + "': unknown operator '" + n.op + "'" + (onnx ? " (ONNX)" : ""));
     n.def = def;
     try {
         n.params = def->parse(n.attrs);

@@ -1,5 +1,7 @@
 #include "ops/register_all.h"
 
+#include "ops/onnx/register_onnx.h"
+
 namespace opscope {
 
 void registerAllOps(OpRegistry& r)
@@ -24,7 +26,8 @@ void registerAllOps(OpRegistry& r)
     registerReduce(r);
     registerPick(r);
     registerDot(r);
-    registerBackwardOps(r); // last: wraps the gradients of everything above
+    registerBackwardOps(r); // wraps the gradients of everything above
+    registerOnnxOps(r); // under "onnx::<OpType>": apart from MXNet's operators of the same names
 }
 
 } // namespace opscope

@@ -1,0 +1,20 @@
+#include "ops/onnx/register_onnx.h"
+
+namespace opscope {
+
+void registerOnnxOps(OpRegistry& r)
+{
+    registerOnnxElementwise(r);
+    registerOnnxUnary(r);
+    registerOnnxActivations(r);
+    registerOnnxReduce(r);
+    registerOnnxSoftmax(r);
+    registerOnnxShapeOps(r);
+    registerOnnxIndexOps(r);
+    registerOnnxNn(r);
+    registerOnnxLinalg(r);
+    registerOnnxResize(r);
+    registerOnnxRnn(r);
+}
+
+} // namespace opscope
