@@ -1,0 +1,216 @@
+// Reading an ONNX model: parse, onnx::checker, version conversion of old opsets, ONNX's shape
+// inference, then what the engine needs to know before building: the inputs the user gives and
+// every operator it lacks.
+
+#include "io/onnx_model.h"
+
+#include "core/error.h"
+#include "io/onnx_model_impl.h"
+#include "io/onnx_proto.h"
+#include "io/onnx_tensor.h"
+#include "ops/registry.h"
+
+#include <onnx/checker.h>
+#include <onnx/shape_inference/implementation.h>
+#include <onnx/version_converter/convert.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+
+namespace opscope {
+
+Shape OnnxInputInfo::staticShape() const
+{
+    if (!rankKnown) return Shape();
+    if (dims.empty()) return Shape::scalar();
+    Shape s;
+    for (int64_t d : dims) {
+        if (d < 0) return Shape();
+        s.push_back(d);
+    }
+    return s;
+}
+
+std::string OnnxInputInfo::describe() const
+{
+    if (!rankKnown) return "(rank unknown)";
+    std::string out = "(";
+    for (size_t i = 0; i < dims.size(); ++i) {
+        if (i) out += ", ";
+        out += dims[i] >= 0 ? std::to_string(dims[i]) : symbols[i].empty() ? "?" : symbols[i];
+    }
+    return out + (dims.size() == 1 ? ",)" : ")");
+}
+
+bool isOnnxPath(const std::string& path)
+{
+    if (path.size() < 5) return false;
+    std::string ext = path.substr(path.size() - 5);
+    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+    return ext == ".onnx";
+}
+
+namespace {
+    constexpr int kMinOpset = 7;
+    constexpr int kMaxOpset = 17;
+
+    bool isOnnxDomain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
+
+    // The first line of an exception from ONNX's libraries (the checker's carry the node's context
+    // on following lines; keep them).
+    std::string onnxMessage(const std::exception& e)
+    {
+        std::string s = e.what();
+        while (!s.empty() && (s.back() == '\n' || s.back() == ' '))
+            s.pop_back();
+        return s;
+    }
+}
+
+OnnxDocument OnnxDocument::read(const std::string& path)
+{
+    auto impl = std::make_shared<Impl>();
+    impl->path = path;
+    impl->baseDir = std::filesystem::path(path).parent_path().string();
+    onnx::ModelProto& model = impl->model;
+    try {
+        onnx_io::parseProtoFile(path, model, "ONNX model");
+    } catch (const FileError& e) {
+        throw FileError(e.what());
+    }
+    if (!model.has_graph()) throw FileError(path + ": not an ONNX model (it has no graph)");
+
+    int opset = -1;
+    for (const auto& imp : model.opset_import()) {
+        if (isOnnxDomain(imp.domain())) opset = static_cast<int>(imp.version());
+    }
+    if (opset < 0 && model.ir_version() < 3) opset = 1; // IR 1-2 had no opset_import: ONNX's default
+    if (opset < 0) throw FileError(path + ": the model imports no opset of ONNX's default domain");
+    if (opset > kMaxOpset)
+        throw FileError(path + ": opset " + std::to_string(opset) + " is newer than this build supports (7 to "
+            + std::to_string(kMaxOpset) + ")");
+
+    try {
+        onnx::checker::check_model(model);
+    } catch (const std::exception& e) {
+        throw FileError(path + ": the model fails ONNX's checker: " + onnxMessage(e));
+    }
+    if (opset < kMinOpset) {
+        try {
+            model = onnx::version_conversion::ConvertVersion(model, kMinOpset);
+        } catch (const std::exception& e) {
+            throw FileError(path + ": opset " + std::to_string(opset) + " is older than 7 and ONNX's version converter "
+                + "cannot upgrade it: " + onnxMessage(e));
+        }
+        opset = kMinOpset;
+    }
+    try {
+        onnx::shape_inference::InferShapes(model);
+    } catch (const std::exception& e) {
+        throw FileError(path + ": ONNX's shape inference fails: " + onnxMessage(e));
+    }
+    impl->opset = opset;
+
+    const onnx::GraphProto& g = model.graph();
+    std::set<std::string> initialized;
+    for (const auto& t : g.initializer())
+        initialized.insert(t.name());
+    for (const auto& vi : g.input()) {
+        if (initialized.count(vi.name())) continue; // IR < 4 lists initializers among inputs: a parameter
+        OnnxInputInfo info;
+        info.name = vi.name();
+        const auto& type = vi.type();
+        if (!type.has_tensor_type())
+            throw FileError(path + ": input '" + vi.name() + "' is not a tensor (sequences and maps are not supported)");
+        const auto dt = dtypeFromOnnx(type.tensor_type().elem_type());
+        if (!dt)
+            throw FileError(path + ": input '" + vi.name() + "' has element type "
+                + onnxTypeName(type.tensor_type().elem_type()) + ", which is not supported");
+        info.dtype = *dt;
+        if (type.tensor_type().has_shape()) {
+            info.rankKnown = true;
+            for (const auto& d : type.tensor_type().shape().dim()) {
+                info.dims.push_back(d.has_dim_value() && d.dim_value() >= 0 ? d.dim_value() : -1);
+                info.symbols.push_back(d.has_dim_param() ? d.dim_param() : "");
+            }
+        }
+        impl->inputs.push_back(std::move(info));
+    }
+
+    // Every operator the engine lacks, with every node using it, at once.
+    std::map<std::string, std::vector<std::string>> missing;
+    std::map<std::string, int> counts;
+    for (const auto& node : g.node()) {
+        const std::string name = node.name().empty() ? node.op_type() + "_" + std::to_string(counts[node.op_type()])
+                                                     : node.name();
+        ++counts[node.op_type()];
+        if (!isOnnxDomain(node.domain())) {
+            missing[node.domain() + "." + node.op_type()].push_back(name);
+            continue;
+        }
+        if (node.op_type() == "Constant") continue;
+        if (!OpRegistry::instance().find("onnx::" + node.op_type())) missing[node.op_type()].push_back(name);
+    }
+    if (!missing.empty()) {
+        std::string list;
+        for (const auto& [op, nodes] : missing) {
+            list += (list.empty() ? "" : "; ") + op + " (";
+            for (size_t i = 0; i < nodes.size() && i < 5; ++i)
+                list += (i ? ", " : "") + nodes[i];
+            if (nodes.size() > 5) list += " and " + std::to_string(nodes.size() - 5) + " more";
+            list += ")";
+        }
+        throw FileError(path + ": unsupported operator" + (missing.size() > 1 ? "s: " : ": ") + list);
+    }
+    OnnxDocument doc;
+    doc.m = std::move(impl);
+    return doc;
+}
+
+const std::string& OnnxDocument::path() const
+{
+    return m->path;
+}
+
+int OnnxDocument::opset() const
+{
+    return m->opset;
+}
+
+int64_t OnnxDocument::irVersion() const
+{
+    return m->model.ir_version();
+}
+
+std::string OnnxDocument::producer() const
+{
+    const auto& model = m->model;
+    return model.producer_name() + (model.producer_version().empty() ? "" : " " + model.producer_version());
+}
+
+const std::vector<OnnxInputInfo>& OnnxDocument::inputs() const
+{
+    return m->inputs;
+}
+
+std::vector<std::string> OnnxDocument::outputs() const
+{
+    std::vector<std::string> out;
+    for (const auto& vi : m->model.graph().output())
+        out.push_back(vi.name());
+    return out;
+}
+
+size_t OnnxDocument::nodeCount() const
+{
+    return static_cast<size_t>(m->model.graph().node_size());
+}
+
+OnnxGraph OnnxDocument::build(const std::vector<Shape>& inputShapes, const std::vector<DType>& inputTypes) const
+{
+    return onnx_io::buildGraph(*m, inputShapes, inputTypes);
+}
+
+} // namespace opscope

@@ -1,0 +1,76 @@
+#pragma once
+
+// ONNX models in the engine: a `.onnx` file read, checked and normalised (OnnxDocument), then,
+// once its inputs' shapes are known, turned into the engine's Graph (OnnxDocument::build).
+//
+// Names (docs/ONNX.md): an ONNX node keeps its name (an unnamed one is `<op_type>_<n>`, n counting
+// that op type from 0 in file order) and its op type; its outputs are reported to op hooks as
+// `<node>_output<k>` and its inputs as `<node>_input<k>`, k being the ONNX slot. Initializers and
+// Constant nodes become variables named as the ONNX value; so does each node folded before the run
+// (every input known: shape computations such as Shape → Gather → Concat → Reshape), marked with
+// the hidden attribute `__folded__` = "<op type> <node name>".
+
+#include "graph/graph.h"
+#include "tensor/tensor.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace opscope {
+
+/// One graph input the user gives (an input without an initializer).
+struct OnnxInputInfo {
+    std::string name;
+    DType dtype = DType::Float32;
+    bool rankKnown = false;
+    std::vector<int64_t> dims; ///< -1 where the dimension is symbolic or unknown
+    std::vector<std::string> symbols; ///< per dimension: its symbolic name ("batch"), or ""
+    /// The shape when every dimension is known (else an unknown Shape()).
+    Shape staticShape() const;
+    /// "(batch, 3, 224, 224)".
+    std::string describe() const;
+};
+
+/// The engine's form of a model for given input shapes.
+struct OnnxGraph {
+    Graph graph;
+    /// Values of every variable that is not an input: initializers, Constant nodes, folded nodes.
+    std::map<std::string, Tensor> constants;
+    std::vector<std::string> inputNames; ///< the graph inputs, in the model's order
+    std::vector<std::string> outputNames; ///< the ONNX names of the graph outputs, in order
+    int foldedNodes = 0; ///< nodes computed while building (every input known)
+};
+
+class OnnxDocument {
+public:
+    /// Reads `path`, checks it with onnx::checker, upgrades opsets below 7 with ONNX's version
+    /// converter and runs ONNX's shape inference. Throws FileError naming the file and what is
+    /// wrong: a protobuf parse error, a checker failure, an opset outside 7–17, a domain other than
+    /// ONNX's, and every operator the engine lacks with every node that uses it.
+    static OnnxDocument read(const std::string& path);
+
+    const std::string& path() const;
+    int opset() const;
+    int64_t irVersion() const;
+    std::string producer() const;
+    const std::vector<OnnxInputInfo>& inputs() const;
+    std::vector<std::string> outputs() const;
+    size_t nodeCount() const;
+
+    /// The graph for these input shapes (and types; empty: the declared ones), one per inputs().
+    /// Throws ShapeError naming the input for a shape the model contradicts, TypeError for another
+    /// type, GraphError/AttributeError/ShapeError naming the node for a node that cannot be built.
+    OnnxGraph build(const std::vector<Shape>& inputShapes, const std::vector<DType>& inputTypes = {}) const;
+
+    struct Impl;
+
+private:
+    std::shared_ptr<const Impl> m;
+};
+
+/// True for a path ending in ".onnx" (any case).
+bool isOnnxPath(const std::string& path);
+
+} // namespace opscope
