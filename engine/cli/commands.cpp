@@ -2,6 +2,7 @@
 
 #include "load/input_spec.h"
 #include "load/model_loader.h"
+#include "load/onnx_loader.h"
 #include "core/error.h"
 #include "debug/tensor_stats.h"
 #include "io/file_names.h"
@@ -93,6 +94,14 @@ int prepareRun(const RunOptions& o, LoadedModel& m, std::vector<Tensor>& inputs)
         return fail(kBadFile, e.what());
     } catch (const std::exception& e) {
         return fail(kUsage, e.what());
+    }
+    try { // an ONNX model is built for the shapes of its inputs
+        std::vector<Shape> shapes;
+        for (const Tensor& t : inputs)
+            shapes.push_back(t.shape());
+        fitToInputs(m, shapes);
+    } catch (const std::exception& e) { // an input the model contradicts (shape or type)
+        return fail(kBadFile, e.what());
     }
     for (const std::string& dir : { o.dump, o.outputs }) {
         if (dir.empty()) continue;

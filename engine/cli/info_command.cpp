@@ -7,6 +7,7 @@
 #include "io/npy.h"
 #include "load/input_hints.h"
 #include "load/input_spec.h"
+#include "load/onnx_loader.h"
 
 #include <iostream>
 #include <map>
@@ -49,10 +50,17 @@ int infoCommand(const std::string& model, const std::string& params, const std::
         return fail(kBadFile, e.what());
     }
     try {
-        const std::vector<Shape> shapes = givenShapes(m, inputSpecs);
+        std::vector<Shape> shapes = givenShapes(m, inputSpecs);
         bool known = true;
         for (const Shape& s : shapes)
             known = known && s.known();
+        if (m.onnx) { // built for the given shapes, or for the symbolic dimensions taken as 1
+            if (known)
+                fitToInputs(m, shapes);
+            else
+                shapes = m.builtShapes;
+            known = true;
+        }
         std::shared_ptr<const Graph> g;
         if (m.block->hasFixedGraph())
             g = m.block->graph();
@@ -62,7 +70,13 @@ int infoCommand(const std::string& model, const std::string& params, const std::
             throw UsageError("give the input shapes with --input NAME=SHAPE");
 
         std::cout << "model: " << m.source << "\n";
-        if (!m.paramsFile.empty())
+        if (!m.description.empty()) std::cout << "format: " << m.description << "\n";
+        if (m.onnx) {
+            for (const std::string& note : m.notes)
+                std::cout << "note: " << note << "\n";
+            if (m.foldedNodes)
+                std::cout << "folded: " << m.foldedNodes << " nodes computed before the run (their inputs are known)\n";
+        } else if (!m.paramsFile.empty())
             std::cout << "params: " << m.paramsFile << "\n";
         else if (m.fromFile)
             std::cout << "params: none found beside it (structure only; the model cannot run without them)\n";

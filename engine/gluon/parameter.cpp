@@ -97,8 +97,8 @@ void Parameter::set_data(const Tensor& value)
         throw ShapeError("parameter '" + m_name + "': expected shape " + m_shape.str() + ", got " + value.shape().str());
     m_data = value;
     m_deferredInit.reset();
-    if (m_gradReq != "null" && (!m_grad.defined() || m_grad.shape() != m_shape))
-        m_grad = Tensor::zeros(m_shape);
+    if (m_gradReq != "null" && (!m_grad.defined() || m_grad.shape() != m_shape || m_grad.dtype() != value.dtype()))
+        m_grad = Tensor::zeros(m_shape, value.dtype());
 }
 
 const Tensor& Parameter::grad() const

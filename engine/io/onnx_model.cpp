@@ -58,12 +58,17 @@ namespace {
 
     bool isOnnxDomain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
 
-    // The first line of an exception from ONNX's libraries (the checker's carry the node's context
-    // on following lines; keep them).
+    // An exception from ONNX's libraries on one line (the checker's carry the node's context on
+    // following lines).
     std::string onnxMessage(const std::exception& e)
     {
-        std::string s = e.what();
-        while (!s.empty() && (s.back() == '\n' || s.back() == ' '))
+        std::string s;
+        for (const char* p = e.what(); *p; ++p) { // one line: runs of white space become one space
+            const bool space = *p == '\n' || *p == ' ' || *p == '\t';
+            if (space && (s.empty() || s.back() == ' ')) continue;
+            s += space ? ' ' : *p;
+        }
+        while (!s.empty() && s.back() == ' ')
             s.pop_back();
         return s;
     }
@@ -93,7 +98,14 @@ OnnxDocument OnnxDocument::read(const std::string& path)
             + std::to_string(kMaxOpset) + ")");
 
     try {
-        onnx::checker::check_model(model);
+        // External data is checked relative to the model's folder, which only the path form knows.
+        bool external = false;
+        for (const auto& t : model.graph().initializer())
+            external = external || t.data_location() == onnx::TensorProto::EXTERNAL;
+        if (external)
+            onnx::checker::check_model(path);
+        else
+            onnx::checker::check_model(model);
     } catch (const std::exception& e) {
         throw FileError(path + ": the model fails ONNX's checker: " + onnxMessage(e));
     }
@@ -114,31 +126,6 @@ OnnxDocument OnnxDocument::read(const std::string& path)
     impl->opset = opset;
 
     const onnx::GraphProto& g = model.graph();
-    std::set<std::string> initialized;
-    for (const auto& t : g.initializer())
-        initialized.insert(t.name());
-    for (const auto& vi : g.input()) {
-        if (initialized.count(vi.name())) continue; // IR < 4 lists initializers among inputs: a parameter
-        OnnxInputInfo info;
-        info.name = vi.name();
-        const auto& type = vi.type();
-        if (!type.has_tensor_type())
-            throw FileError(path + ": input '" + vi.name() + "' is not a tensor (sequences and maps are not supported)");
-        const auto dt = dtypeFromOnnx(type.tensor_type().elem_type());
-        if (!dt)
-            throw FileError(path + ": input '" + vi.name() + "' has element type "
-                + onnxTypeName(type.tensor_type().elem_type()) + ", which is not supported");
-        info.dtype = *dt;
-        if (type.tensor_type().has_shape()) {
-            info.rankKnown = true;
-            for (const auto& d : type.tensor_type().shape().dim()) {
-                info.dims.push_back(d.has_dim_value() && d.dim_value() >= 0 ? d.dim_value() : -1);
-                info.symbols.push_back(d.has_dim_param() ? d.dim_param() : "");
-            }
-        }
-        impl->inputs.push_back(std::move(info));
-    }
-
     // Every operator the engine lacks, with every node using it, at once.
     std::map<std::string, std::vector<std::string>> missing;
     std::map<std::string, int> counts;
@@ -164,6 +151,31 @@ OnnxDocument OnnxDocument::read(const std::string& path)
         }
         throw FileError(path + ": unsupported operator" + (missing.size() > 1 ? "s: " : ": ") + list);
     }
+    std::set<std::string> initialized;
+    for (const auto& t : g.initializer())
+        initialized.insert(t.name());
+    for (const auto& vi : g.input()) {
+        if (initialized.count(vi.name())) continue; // IR < 4 lists initializers among inputs: a parameter
+        OnnxInputInfo info;
+        info.name = vi.name();
+        const auto& type = vi.type();
+        if (!type.has_tensor_type())
+            throw FileError(path + ": input '" + vi.name() + "' is not a tensor (sequences and maps are not supported)");
+        const auto dt = dtypeFromOnnx(type.tensor_type().elem_type());
+        if (!dt)
+            throw FileError(path + ": input '" + vi.name() + "' has element type "
+                + onnxTypeName(type.tensor_type().elem_type()) + ", which is not supported");
+        info.dtype = *dt;
+        if (type.tensor_type().has_shape()) {
+            info.rankKnown = true;
+            for (const auto& d : type.tensor_type().shape().dim()) {
+                info.dims.push_back(d.has_dim_value() && d.dim_value() >= 0 ? d.dim_value() : -1);
+                info.symbols.push_back(d.has_dim_param() ? d.dim_param() : "");
+            }
+        }
+        impl->inputs.push_back(std::move(info));
+    }
+
     OnnxDocument doc;
     doc.m = std::move(impl);
     return doc;

@@ -6,6 +6,8 @@
 #include "io/symbol_json.h"
 #include "load/input_hints.h"
 #include "load/input_spec.h"
+#include "load/onnx_loader.h"
+#include "io/onnx_model.h"
 #include "models/registry.h"
 
 #include <algorithm>
@@ -195,6 +197,7 @@ LoadedModel loadModel(const std::string& spec, const std::string& paramsFile, ui
             m.block = s.block;
             m.inputNames = s.inputNames;
             m.defaultInputs = s.defaultInputs;
+            m.format = "sample";
             for (const Tensor& t : s.defaultInputs)
                 m.inputShapeHints.push_back(t.shape());
         } catch (const Error& e) {
@@ -206,6 +209,10 @@ LoadedModel loadModel(const std::string& spec, const std::string& paramsFile, ui
     }
     m.fromFile = true;
     if (!fs::exists(spec)) throw LoadError(spec + ": no such file");
+    if (isOnnxPath(spec)) {
+        loadOnnx(spec, m);
+        return m;
+    }
     m.paramsFile = paramsFile.empty() ? findParamsBeside(spec) : paramsFile;
     try {
         Graph g = loadSymbolJson(spec);
@@ -267,6 +274,13 @@ LoadedModel loadModel(const std::string& spec, const std::string& paramsFile, ui
     return m;
 }
 
+namespace {
+    std::string onnxInputShapeText(const LoadedModel& m, size_t i)
+    {
+        return i < m.onnx->inputs().size() ? m.onnx->inputs()[i].describe() : std::string("(unknown)");
+    }
+}
+
 // Inputs in model order: from --input specs, else the sample's default, else ones of the hinted shape.
 std::vector<Tensor> gatherInputs(
     const LoadedModel& m, const std::vector<std::string>& specs, uint64_t seed, std::vector<std::string>* notes)
@@ -313,8 +327,11 @@ std::vector<Tensor> gatherInputs(
             inputs.emplace_back(); // a label: zeros below
         } else if (i < m.defaultInputs.size()) {
             inputs.push_back(m.defaultInputs[i]);
-        } else if (i < m.inputShapeHints.size() && m.inputShapeHints[i].known()) {
-            inputs.push_back(Tensor::ones(m.inputShapeHints[i]));
+        } else if (i < m.inputShapeHints.size() && m.inputShapeHints[i].determined()) {
+            inputs.push_back(Tensor::ones(m.inputShapeHints[i], i < m.inputTypes.size() ? m.inputTypes[i] : DType::Float32));
+        } else if (m.onnx) {
+            throw UsageError("input '" + all[i] + "' has symbolic dimensions " + onnxInputShapeText(m, i)
+                + ": give it with --input " + all[i] + "=SHAPE or --input " + all[i] + "=FILE.npy");
         } else {
             throw UsageError("input '" + all[i] + "' needs a value: --input " + all[i] + "=FILE.npy or --input "
                 + all[i] + "=SHAPE" + shapeSuggestion(m, i));

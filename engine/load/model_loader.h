@@ -7,6 +7,10 @@
 #include <string>
 #include <vector>
 
+namespace opscope {
+class OnnxDocument;
+}
+
 namespace opscope::load {
 
 /// Failure to load a model, its parameters or an input file (exit status 3).
@@ -32,6 +36,13 @@ struct LoadedModel {
     std::vector<DType> inputTypes;
     bool fromFile = false;
     std::string paramsFile;
+    std::string format = "mxnet"; ///< "sample", "mxnet" or "onnx"
+    std::string description; ///< one line about the file ("ONNX model, opset 13, IR 7, from pytorch 1.13.1")
+    std::vector<std::string> notes; ///< what loading assumed (a symbolic dimension taken as 1)
+    /// An ONNX model: its document, and the input shapes its block was built for (fitToInputs).
+    std::shared_ptr<const OnnxDocument> onnx;
+    std::vector<Shape> builtShapes;
+    int foldedNodes = 0;
 };
 
 /// `sample:NAME` or a path to `<prefix>-symbol.json`; its parameters are `paramsFile` when given,

@@ -1,0 +1,76 @@
+#include "load/onnx_loader.h"
+
+#include "core/error.h"
+#include "gluon/symbol_block.h"
+#include "io/onnx_model.h"
+
+namespace opscope::load {
+
+namespace {
+    void buildBlock(LoadedModel& m, const std::vector<Shape>& shapes)
+    {
+        OnnxGraph built = m.onnx->build(shapes, m.inputTypes);
+        auto block = std::make_shared<gluon::SymbolBlock>(std::move(built.graph), built.inputNames);
+        for (const gluon::ParamPtr& p : block->collect_params().values()) {
+            auto it = built.constants.find(p->name());
+            if (it == built.constants.end())
+                throw GraphError(m.source + ": variable '" + p->name() + "' has no value");
+            if (!isFloatingType(it->second.dtype())) p->set_grad_req("null");
+            p->set_data(it->second);
+        }
+        m.block = std::move(block);
+        m.builtShapes = shapes;
+        m.foldedNodes = built.foldedNodes;
+    }
+}
+
+void loadOnnx(const std::string& path, LoadedModel& m)
+{
+    m.fromFile = true;
+    m.format = "onnx";
+    try {
+        m.onnx = std::make_shared<const OnnxDocument>(OnnxDocument::read(path));
+        std::vector<Shape> shapes;
+        for (const OnnxInputInfo& in : m.onnx->inputs()) {
+            m.inputNames.push_back(in.name);
+            m.inputTypes.push_back(in.dtype);
+            const Shape s = in.staticShape();
+            m.inputShapeHints.push_back(s);
+            if (s.determined()) {
+                shapes.push_back(s);
+                continue;
+            }
+            if (!in.rankKnown)
+                throw FileError(path + ": input '" + in.name + "' has no shape in the model (not even its rank)");
+            Shape assumed;
+            for (int64_t d : in.dims)
+                assumed.push_back(d < 0 ? 1 : d);
+            if (in.dims.empty()) assumed = Shape::scalar();
+            m.notes.push_back("input '" + in.name + "' " + in.describe() + " has symbolic dimensions, taken as 1 until "
+                + "the input is given (--input " + in.name + "=SHAPE)");
+            shapes.push_back(assumed);
+        }
+        m.description = "ONNX model, opset " + std::to_string(m.onnx->opset()) + ", IR "
+            + std::to_string(m.onnx->irVersion()) + (m.onnx->producer().empty() ? "" : ", from " + m.onnx->producer());
+        buildBlock(m, shapes);
+    } catch (const LoadError&) {
+        throw;
+    } catch (const Error& e) {
+        throw LoadError(e.what());
+    } catch (const std::bad_alloc&) {
+        throw LoadError(path + ": out of memory while loading the model");
+    } catch (const std::exception& e) {
+        throw LoadError(path + ": " + e.what());
+    }
+}
+
+void fitToInputs(LoadedModel& m, const std::vector<Shape>& inputShapes)
+{
+    if (!m.onnx) return;
+    std::vector<Shape> shapes(inputShapes.begin(), inputShapes.begin()
+            + static_cast<std::ptrdiff_t>(std::min(inputShapes.size(), m.inputNames.size())));
+    if (shapes == m.builtShapes) return;
+    buildBlock(m, shapes);
+}
+
+} // namespace opscope::load
