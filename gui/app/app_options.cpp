@@ -10,7 +10,7 @@ QString appUsage()
         "Usage: opscope [MODEL|sample:NAME] [options]\n"
         "\n"
         "A debugger for neural networks: the model's graph, breakpoints on its nodes, and the tensors\n"
-        "where a run pauses. MODEL is an MXNet <prefix>-symbol.json (its .params found beside it) or\n"
+        "where a run pauses. MODEL is an ONNX .onnx file, an MXNet <prefix>-symbol.json (its .params found beside it) or\n"
         "sample:NAME (mlp, lenet, mini-resnet, tiny-transformer, nan-demo). Without a model the last\n"
         "one opens, or sample:lenet with a breakpoint set.\n"
         "\n"

@@ -365,7 +365,8 @@ void MainWindow::openFileDialog()
 {
     const QString dir = QSettings().value(QStringLiteral("files/lastDir")).toString();
     const QString path = QFileDialog::getOpenFileName(
-        this, tr("Open MXNet Model"), dir, tr("MXNet symbol files (*-symbol.json *.json);;All files (*)"));
+        this, tr("Open Model"), dir,
+        tr("Models (*-symbol.json *.json *.onnx);;MXNet symbol files (*-symbol.json *.json);;ONNX models (*.onnx);;All files (*)"));
     if (path.isEmpty()) return;
     QSettings().setValue(QStringLiteral("files/lastDir"), QFileInfo(path).absolutePath());
     openModel(path);
@@ -412,10 +413,18 @@ void MainWindow::closeEvent(QCloseEvent* event)
     event->accept();
 }
 
+namespace {
+    // What File ▸ Open and a drop take: an MXNet symbol file or an ONNX model.
+    bool isModelFile(const QString& path)
+    {
+        return path.endsWith(QLatin1String(".json")) || path.endsWith(QLatin1String(".onnx"), Qt::CaseInsensitive);
+    }
+}
+
 void MainWindow::dragEnterEvent(QDragEnterEvent* event)
 {
     for (const QUrl& url : event->mimeData()->urls())
-        if (url.isLocalFile() && url.toLocalFile().endsWith(QLatin1String(".json"))) {
+        if (url.isLocalFile() && isModelFile(url.toLocalFile())) {
             event->acceptProposedAction();
             return;
         }
@@ -424,7 +433,7 @@ void MainWindow::dragEnterEvent(QDragEnterEvent* event)
 void MainWindow::dropEvent(QDropEvent* event)
 {
     for (const QUrl& url : event->mimeData()->urls())
-        if (url.isLocalFile() && url.toLocalFile().endsWith(QLatin1String(".json"))) {
+        if (url.isLocalFile() && isModelFile(url.toLocalFile())) {
             openModel(url.toLocalFile());
             event->acceptProposedAction();
             return;

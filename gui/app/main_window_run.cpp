@@ -149,6 +149,7 @@ void MainWindow::onModelLoaded(ModelInfoPtr model)
         s.name = QString::fromStdString(model->inputNames[i]);
         s.shape = model->inputShapes[i];
         s.hasDefault = i < model->defaultInputs.size();
+        if (i < model->inputTypes.size()) s.dtype = model->inputTypes[i];
         if (s.hasDefault) s.defaultTensor = model->defaultInputs[i];
         if (s.shape.ndim() == 0) {
             const load::InputShapeHint hint = load::inputShapeHint(model->loaded(), i);

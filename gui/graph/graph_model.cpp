@@ -431,6 +431,15 @@ GraphModel::Visible GraphModel::computeVisible(const QSet<QString>& expanded) co
             item.parameter = m_parameter[id];
             item.title = item.parameter ? QStringLiteral("Parameter") : QStringLiteral("Input");
             item.family = item.parameter ? QStringLiteral("parameter") : QStringLiteral("input");
+            // An ONNX node computed before the run (its inputs were known): shown as folded, with
+            // the operator and node it came from.
+            const auto folded = node.attrs.find("__folded__");
+            if (folded != node.attrs.end()) {
+                const QString what = QString::fromStdString(folded->second);
+                const QString op = what.section(QLatin1Char(' '), 0, 0);
+                item.title = op == QLatin1String("Constant") ? QStringLiteral("Constant") : QStringLiteral("Folded %1").arg(op);
+                item.detail = what.section(QLatin1Char(' '), 1);
+            }
         } else {
             item.kind = GraphItemKind::Op;
             item.title = QString::fromStdString(node.op);

@@ -137,7 +137,7 @@ QWidget* InputPanel::buildModelGroup()
     m_sampleCombo->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
     m_sampleCombo->setToolTip(tr("Load a built-in sample model"));
     m_openButton = new QPushButton(tr("Open…"), m_modelGroup);
-    m_openButton->setToolTip(tr("Open an MXNet model (-symbol.json and its .params)"));
+    m_openButton->setToolTip(tr("Open a model: an MXNet -symbol.json (its .params beside it) or an ONNX .onnx file"));
     auto* chooser = new QHBoxLayout;
     chooser->addWidget(m_sampleCombo, 1);
     chooser->addWidget(m_openButton);
@@ -444,7 +444,10 @@ InputResult InputPanel::tensorFor(const InputRow* row, const Shape& shape, bool 
                 + tr("the model's default value has shape %1, not %2; choose another source or reset the shape")
                       .arg(shapeText(spec.defaultTensor.shape()), shapeText(shape)),
             InputProblem::WrongShape };
-    return makeInputTensor(source, shape, spec.defaultTensor, drawingTensorFor(shape), named ? spec.name : QString());
+    InputResult r
+        = makeInputTensor(source, shape, spec.defaultTensor, drawingTensorFor(shape), named ? spec.name : QString(), spec.dtype);
+    if (r.tensor.defined() && r.tensor.dtype() != spec.dtype) r.tensor = r.tensor.astype(spec.dtype);
+    return r;
 }
 
 void InputPanel::drawingFinished()

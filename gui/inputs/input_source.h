@@ -47,6 +47,9 @@ struct InputSpec {
     /// "(N, 3, H, W) from Convolution 'conv0'", and a shape to type ("1x3x28x28"). Empty otherwise.
     QString shapeHint;
     QString shapeExample;
+    /// The element type the input takes (an ONNX model's int64 ids, bool masks): what any source
+    /// makes is converted to it.
+    opscope::DType dtype = opscope::DType::Float32;
 };
 
 /// What kind of problem stopped an input from being made; a scripted start exits with the matching

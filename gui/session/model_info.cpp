@@ -1,6 +1,7 @@
 #include "gui/session/model_info.h"
 
 #include "load/model_loader.h"
+#include "load/onnx_loader.h"
 #include "models/registry.h"
 
 #include <QFileInfo>
@@ -16,12 +17,20 @@ ModelInfoPtr loadModelInfo(const QString& spec, uint64_t seed)
     info->inputNames = m.inputNames;
     info->labelNames = m.labelNames;
     info->defaultInputs = m.defaultInputs;
+    info->inputTypes = m.inputTypes;
+    info->onnx = m.onnx;
+    info->builtShapes = m.builtShapes;
     info->paramsFile = QString::fromStdString(m.paramsFile);
     if (info->isSample()) {
         const std::string name = spec.mid(7).toStdString();
         info->title = QString::fromStdString(name);
         info->description = QString::fromStdString(samples::sampleDescription(name));
         info->weights = QString::fromStdString(samples::sampleWeights(name));
+    } else if (m.onnx) {
+        info->title = QFileInfo(spec).fileName();
+        info->description = QString::fromStdString(m.description);
+        for (const std::string& note : m.notes)
+            info->description += QStringLiteral(" · ") + QString::fromStdString(note);
     } else {
         info->title = QFileInfo(spec).fileName();
         info->description = info->paramsFile.isEmpty()
@@ -31,6 +40,7 @@ ModelInfoPtr loadModelInfo(const QString& spec, uint64_t seed)
     for (size_t i = 0; i < m.inputNames.size(); ++i) {
         Shape s = i < m.defaultInputs.size() ? m.defaultInputs[i].shape() : Shape();
         if (!s.known() && i < m.inputShapeHints.size()) s = m.inputShapeHints[i];
+        if (!s.determined() && i < m.builtShapes.size()) s = m.builtShapes[i]; // symbolic dimensions taken as 1
         info->inputShapes.push_back(s);
     }
     const load::ModelGraph g = load::graphOf(m, info->inputShapes);
@@ -51,6 +61,10 @@ load::LoadedModel ModelInfo::loaded() const
     m.inputNames = inputNames;
     m.labelNames = labelNames;
     m.defaultInputs = defaultInputs;
+    m.inputTypes = inputTypes;
+    m.onnx = onnx;
+    m.builtShapes = builtShapes;
+    m.format = onnx ? "onnx" : isSample() ? "sample" : "mxnet";
     m.paramsFile = paramsFile.toStdString();
     m.fromFile = !isSample();
     return m;
@@ -59,7 +73,16 @@ load::LoadedModel ModelInfo::loaded() const
 ModelInfoPtr withInputShapes(const ModelInfo& model, const std::vector<Shape>& inputShapes)
 {
     auto info = std::make_shared<ModelInfo>(model);
-    const load::ModelGraph g = load::graphOf(model.loaded(), inputShapes);
+    load::LoadedModel m = model.loaded();
+    if (m.onnx) { // built again for these shapes
+        load::fitToInputs(m, inputShapes);
+        info->block = m.block;
+        info->builtShapes = m.builtShapes;
+        info->opCount = 0;
+        for (const Node& n : m.block->graph()->nodes())
+            if (!n.isVariable()) ++info->opCount;
+    }
+    const load::ModelGraph g = load::graphOf(m, inputShapes);
     info->inputShapes = inputShapes;
     info->graph = g.graph;
     info->entryShapes = g.entryShapes;

@@ -16,7 +16,7 @@ namespace opscope::gui {
 /// A model loaded for the window: the block the session runs, its inputs and its traced graph with
 /// the shape of every entry. Built off the GUI thread, then handed over whole (immutable after).
 struct ModelInfo {
-    QString spec; ///< "sample:lenet" or the path of a `-symbol.json`
+    QString spec; ///< "sample:lenet", the path of a `-symbol.json` or of a `.onnx`
     QString title; ///< "lenet", "mnist-symbol.json"
     QString description;
     QString weights; ///< samples: "trained weights (…)" or "random weights (from the seed)"
@@ -27,6 +27,11 @@ struct ModelInfo {
     std::vector<std::string> labelNames;
     std::vector<Shape> inputShapes;
     std::vector<Tensor> defaultInputs; ///< samples only
+    std::vector<DType> inputTypes; ///< per input (float32 where the model does not say)
+    /// An ONNX model: its document and the input shapes its block was built for (withInputShapes
+    /// builds it again for others).
+    std::shared_ptr<const OnnxDocument> onnx;
+    std::vector<Shape> builtShapes;
     std::shared_ptr<const Graph> graph;
     std::vector<Shape> entryShapes; ///< by Graph::entryId; empty when an input shape is unknown
     int opCount = 0;

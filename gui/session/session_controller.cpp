@@ -186,7 +186,11 @@ bool SessionController::setInputShapes(const std::vector<Shape>& shapes)
         known = known && s.known();
     if (!known || shapes.size() != m_model->inputNames.size() || shapes == m_model->inputShapes) return known;
     try {
-        m_model = withInputShapes(*m_model, shapes);
+        ModelInfoPtr reshaped = withInputShapes(*m_model, shapes);
+        // An ONNX model is built for its inputs' shapes: the session runs the new block.
+        if (reshaped->block != m_model->block)
+            m_session->load(reshaped->block, load::blockInputNames(reshaped->loaded()));
+        m_model = std::move(reshaped);
     } catch (const std::exception& e) {
         m_lastError = QString::fromStdString(e.what());
         return false;

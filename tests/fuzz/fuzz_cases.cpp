@@ -4,8 +4,11 @@
 #include "cli/commands.h"
 #include "gluon/export.h"
 #include "io/npy.h"
+#include "io/onnx_model.h"
+#include "fuzz/onnx_mutators.h"
 #include "models/registry.h"
 
+#include <algorithm>
 #include <fstream>
 #include <unistd.h>
 #include <iostream>
@@ -61,9 +64,47 @@ namespace {
 
 } // namespace
 
-std::vector<Case> makeSeeds(const fs::path& sharedModels)
+namespace {
+    // Every .onnx under `dir` that loads, with inputs of its declared shapes (symbolic dimensions 2)
+    // and types.
+    void addOnnxSeeds(std::vector<Case>& seeds, const fs::path& dir)
+    {
+        std::error_code ec;
+        std::vector<fs::path> files;
+        for (const auto& e : fs::recursive_directory_iterator(dir, ec))
+            if (e.path().extension() == ".onnx") files.push_back(e.path());
+        std::sort(files.begin(), files.end());
+        for (const fs::path& f : files) {
+            Case c;
+            c.name = f.filename().string();
+            try {
+                const OnnxDocument doc = OnnxDocument::read(f.string());
+                if (doc.inputs().empty()) continue;
+                for (size_t i = 0; i < doc.inputs().size(); ++i) {
+                    const OnnxInputInfo& in = doc.inputs()[i];
+                    Shape s = in.dims.empty() ? Shape::scalar() : Shape();
+                    for (int64_t d : in.dims)
+                        s.push_back(d < 0 ? 2 : d);
+                    if (i == 0) {
+                        c.onnxInput = in.name;
+                        c.npy = serializeNpy(Tensor::uniform(s, 0, 1).astype(in.dtype).view());
+                    } else {
+                        c.otherInputs.push_back(in.name + "=" + shapeToX(s) + ":uniform");
+                    }
+                }
+            } catch (const std::exception&) {
+                continue; // a fixture that is bad on purpose, or an operator not yet supported
+            }
+            c.onnx = readFile(f);
+            seeds.push_back(std::move(c));
+        }
+    }
+}
+
+std::vector<Case> makeSeeds(const fs::path& sharedModels, const fs::path& onnxFixtures)
 {
     std::vector<Case> seeds;
+    addOnnxSeeds(seeds, onnxFixtures);
     const fs::path dir = fs::temp_directory_path() / ("opscope_fuzz_seeds_" + std::to_string(::getpid()));
     fs::create_directories(dir);
     for (const std::string& name : samples::sampleNames()) {
@@ -93,6 +134,17 @@ Case mutate(const Case& seed, Rng& rng, const std::vector<std::string>& operator
 {
     Case c = seed;
     const int which = std::uniform_int_distribution<int>(0, 99)(rng);
+    if (!c.onnx.empty()) {
+        static std::vector<std::string> onnxOps;
+        if (onnxOps.empty())
+            for (const std::string& n : operators)
+                if (n.rfind("onnx::", 0) == 0) onnxOps.push_back(n.substr(6));
+        if (which < 75)
+            c.onnx = mutateOnnx(c.onnx, rng, onnxOps);
+        else
+            c.npy = mutateNpy(c.npy, rng);
+        return c;
+    }
     if (which < 50 || (which >= 90 && which < 95)) c.symbol = mutateSymbolJson(c.symbol, rng, operators);
     if ((which >= 50 && which < 75) || which >= 95) c.params = mutateParams(c.params, rng);
     if (which >= 75 && which < 95) c.npy = mutateNpy(c.npy, rng);
@@ -102,19 +154,28 @@ Case mutate(const Case& seed, Rng& rng, const std::vector<std::string>& operator
 Outcome runCase(const Case& c, const fs::path& dir, Rng& rng)
 {
     fs::create_directories(dir);
-    const std::string symbol = (dir / "model-symbol.json").string();
-    writeFile(symbol, c.symbol);
-    // A model without parameters has no .params file (an empty one is a bad file).
     std::error_code ec;
-    fs::remove(dir / "model-0000.params", ec);
-    if (!c.params.empty()) writeFile(dir / "model-0000.params", c.params);
+    for (const char* f : { "model-symbol.json", "model-0000.params", "model.onnx", "inputs.txt" })
+        fs::remove(dir / f, ec);
+    const bool onnx = !c.onnx.empty();
+    const std::string symbol = (dir / (onnx ? "model.onnx" : "model-symbol.json")).string();
+    writeFile(symbol, onnx ? c.onnx : c.symbol);
+    // A model without parameters has no .params file (an empty one is a bad file).
+    if (!onnx && !c.params.empty()) writeFile(dir / "model-0000.params", c.params);
     writeFile(dir / "input.npy", c.npy);
+    if (onnx) {
+        std::string lines = c.onnxInput + "\n";
+        for (const std::string& s : c.otherInputs)
+            lines += s + "\n";
+        writeFile(dir / "inputs.txt", lines);
+    }
 
     Outcome out;
     static const char* const kModes[] = { "eager", "hybrid", "static_alloc", "static_shape" };
     cli::RunOptions run;
     run.model = symbol;
-    run.inputs = { "data=" + (dir / "input.npy").string() };
+    run.inputs = { (onnx ? c.onnxInput : std::string("data")) + "=" + (dir / "input.npy").string() };
+    run.inputs.insert(run.inputs.end(), c.otherInputs.begin(), c.otherInputs.end());
     run.mode = kModes[std::uniform_int_distribution<int>(0, 3)(rng)];
     run.monitorAll = true;
     run.hooks = (dir / "hooks.jsonl").string();
@@ -144,6 +205,24 @@ Outcome runCase(const Case& c, const fs::path& dir, Rng& rng)
     guarded("run --break-on naninf", [&] { return cli::runWithBreakpoints(watched); });
     guarded("info", [&] { return cli::infoCommand(symbol, {}, run.inputs); });
     return out;
+}
+
+Case readCase(const fs::path& dir)
+{
+    Case c;
+    c.name = dir.filename().string();
+    c.npy = readFile(dir / "input.npy");
+    if (fs::exists(dir / "model.onnx")) {
+        c.onnx = readFile(dir / "model.onnx");
+        std::istringstream lines(readFile(dir / "inputs.txt"));
+        std::getline(lines, c.onnxInput);
+        for (std::string l; std::getline(lines, l);)
+            if (!l.empty()) c.otherInputs.push_back(l);
+        return c;
+    }
+    c.symbol = readFile(dir / "model-symbol.json");
+    c.params = readFile(dir / "model-0000.params");
+    return c;
 }
 
 } // namespace opscope::fuzz

@@ -19,11 +19,20 @@ struct Case {
     std::string symbol; ///< -symbol.json
     std::string params; ///< .params ("" for a model without parameters)
     std::string npy; ///< the input
+    /// An ONNX case: the model (symbol and params empty), the name of the input `npy` gives, and the
+    /// --input specs of any other inputs ("mask=1x8:zeros"), written beside it as inputs.txt.
+    std::string onnx;
+    std::string onnxInput;
+    std::vector<std::string> otherInputs;
 };
 
 /// Seeds made by the program itself (every built-in sample exported as MXNet files, with its default
-/// input), plus the real MXNet exports in `sharedModels` when that folder exists.
-std::vector<Case> makeSeeds(const std::filesystem::path& sharedModels);
+/// input), the ONNX models under `onnxFixtures` that load (with inputs of their declared shapes and
+/// types), plus the real MXNet exports in `sharedModels` when that folder exists.
+std::vector<Case> makeSeeds(const std::filesystem::path& sharedModels, const std::filesystem::path& onnxFixtures);
+
+/// A case as runCase wrote it to `dir` (for --replay).
+Case readCase(const std::filesystem::path& dir);
 
 /// A mutation of `seed`: its symbol, its parameters or its input (sometimes two of them).
 Case mutate(const Case& seed, Rng& rng, const std::vector<std::string>& operators);
@@ -35,8 +44,8 @@ struct Outcome {
     std::vector<std::string> messages; ///< what each command wrote on standard error
 };
 
-/// Writes the case to `dir` (model-symbol.json, model-0000.params, input.npy) and runs the commands
-/// on it, their output discarded.
+/// Writes the case to `dir` (model-symbol.json, model-0000.params, input.npy; or model.onnx,
+/// input.npy, inputs.txt) and runs the commands on it, their output discarded.
 Outcome runCase(const Case& c, const std::filesystem::path& dir, Rng& rng);
 
 } // namespace opscope::fuzz

@@ -1,5 +1,5 @@
 // opscope's end-to-end fuzzer: mutated symbol JSON, .params and .npy files through the code of
-// `opscope-cli run` (with hooks, --dump and --break-on) and `info`, in this process so thousands of
+// `opscope-cli run` (with hooks, --dump and --break-on) and `info`; mutated ONNX models likewise, in this process so thousands of
 // cases run a minute. docs/FUZZING.md says what it covers and how to run it longer.
 //
 //   fuzz_cli [--seed N] [--cases N | --minutes M] [--work DIR] [--replay FILE...]
@@ -132,18 +132,6 @@ private:
     std::thread m_thread;
 };
 
-Case readCase(const fs::path& dir)
-{
-    auto read = [](const fs::path& p) {
-        std::ifstream in(p, std::ios::binary);
-        std::stringstream ss;
-        ss << in.rdbuf();
-        return ss.str();
-    };
-    return { dir.filename().string(), read(dir / "model-symbol.json"), read(dir / "model-0000.params"),
-        read(dir / "input.npy") };
-}
-
 } // namespace
 
 int main(int argc, char** argv)
@@ -171,7 +159,7 @@ int main(int argc, char** argv)
     }
 
     const fs::path shared = o.shared.empty() ? fs::path(OPSCOPE_SHARED_DIR) / "models" : o.shared;
-    const std::vector<Case> seeds = makeSeeds(shared);
+    const std::vector<Case> seeds = makeSeeds(shared, fs::path(OPSCOPE_FIXTURES_DIR) / "onnx");
     const std::vector<std::string> operators = OpRegistry::instance().names();
     const auto start = std::chrono::steady_clock::now();
     const auto deadline = start + std::chrono::duration<double, std::ratio<60>>(o.minutes);
