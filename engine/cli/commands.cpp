@@ -96,10 +96,7 @@ int prepareRun(const RunOptions& o, LoadedModel& m, std::vector<Tensor>& inputs)
         return fail(kUsage, e.what());
     }
     try { // an ONNX model is built for the shapes of its inputs
-        std::vector<Shape> shapes;
-        for (const Tensor& t : inputs)
-            shapes.push_back(t.shape());
-        fitToInputs(m, shapes);
+        fitToInputs(m, inputs);
     } catch (const std::exception& e) { // an input the model contradicts (shape or type)
         return fail(kBadFile, e.what());
     }

@@ -32,6 +32,10 @@ namespace {
         bool inGraph = false;
         NodeEntry entry;
         std::string folded; ///< for a constant made by folding: "<op type> <node name>"
+        /// A graph input's value when the caller gives it: written as `__in<k>__` for the operators
+        /// that need it before the run (Reshape's shape given as an input), never folded.
+        Tensor hint;
+        std::string inputName;
     };
 
     std::string formatFloat(double v)
@@ -137,7 +141,8 @@ namespace {
         {
         }
 
-        OnnxGraph run(const std::vector<Shape>& shapes, const std::vector<DType>& types);
+        OnnxGraph run(const std::vector<Shape>& shapes, const std::vector<DType>& types,
+            const std::map<std::string, Tensor>& values);
 
     private:
         void addNode(const onnx::NodeProto& node, const std::string& name);
@@ -271,8 +276,13 @@ namespace {
                 throw GraphError(here + ": input " + std::to_string(k) + " '" + in + "' is not produced before it");
             inputs.push_back(&it->second);
             slots.push_back(std::to_string(k));
-            if (it->second.known)
-                if (auto text = inlineValue(it->second.value)) attrs["__in" + std::to_string(k) + "__"] = *text;
+            const Value& in_ = it->second;
+            const Tensor& known = in_.known ? in_.value : in_.hint;
+            if (known.defined())
+                if (auto text = inlineValue(known)) {
+                    attrs["__in" + std::to_string(k) + "__"] = *text;
+                    if (!in_.known) m_out.valueInputs.insert(in_.inputName);
+                }
         }
         attrs["__ninputs__"] = std::to_string(inputs.size());
         if (gap) attrs["__inputs__"] = listOf(slots);
@@ -322,7 +332,8 @@ namespace {
         }
     }
 
-    OnnxGraph Builder::run(const std::vector<Shape>& shapes, const std::vector<DType>& types)
+    OnnxGraph Builder::run(const std::vector<Shape>& shapes, const std::vector<DType>& types,
+        const std::map<std::string, Tensor>& values)
     {
         const onnx::GraphProto& g = m_doc.model.graph();
         if (shapes.size() != m_doc.inputs.size())
@@ -358,6 +369,9 @@ namespace {
             if (t != DType::Float32) attrs["__dtype__"] = std::to_string(mxnetCode(t));
             v.entry = { m_graph.addVariable(info.name, attrs), 0, 0 };
             v.inGraph = true;
+            v.inputName = info.name;
+            if (auto it = values.find(info.name); it != values.end() && it->second.shape() == s && it->second.dtype() == t)
+                v.hint = it->second;
             m_values[info.name] = std::move(v);
             m_out.inputNames.push_back(info.name);
         }
@@ -393,10 +407,10 @@ namespace {
 }
 
 OnnxGraph buildGraph(const OnnxDocument::Impl& doc, const std::vector<Shape>& inputShapes,
-    const std::vector<DType>& inputTypes)
+    const std::vector<DType>& inputTypes, const std::map<std::string, Tensor>& inputValues)
 {
     Builder b(doc);
-    return b.run(inputShapes, inputTypes);
+    return b.run(inputShapes, inputTypes, inputValues);
 }
 
 } // namespace opscope::onnx_io

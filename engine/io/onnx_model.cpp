@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -79,12 +80,24 @@ OnnxDocument OnnxDocument::read(const std::string& path)
     auto impl = std::make_shared<Impl>();
     impl->path = path;
     impl->baseDir = std::filesystem::path(path).parent_path().string();
+    onnx_io::parseProtoFile(path, impl->model, "ONNX model");
+    return normalise(std::move(impl), true);
+}
+
+OnnxDocument OnnxDocument::fromBytes(const std::string& bytes, const std::string& name)
+{
+    auto impl = std::make_shared<Impl>();
+    impl->path = name;
+    if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()) || !impl->model.ParseFromString(bytes))
+        throw FileError(name + ": not a valid ONNX model (protobuf parse error in " + std::to_string(bytes.size())
+            + " bytes)");
+    return normalise(std::move(impl), false);
+}
+
+OnnxDocument OnnxDocument::normalise(std::shared_ptr<Impl> impl, bool fromFile)
+{
+    const std::string& path = impl->path;
     onnx::ModelProto& model = impl->model;
-    try {
-        onnx_io::parseProtoFile(path, model, "ONNX model");
-    } catch (const FileError& e) {
-        throw FileError(e.what());
-    }
     if (!model.has_graph()) throw FileError(path + ": not an ONNX model (it has no graph)");
 
     int opset = -1;
@@ -102,6 +115,8 @@ OnnxDocument OnnxDocument::read(const std::string& path)
         bool external = false;
         for (const auto& t : model.graph().initializer())
             external = external || t.data_location() == onnx::TensorProto::EXTERNAL;
+        if (external && !fromFile)
+            throw FileError(path + ": external data is only read beside a model file");
         if (external)
             onnx::checker::check_model(path);
         else
@@ -220,9 +235,10 @@ size_t OnnxDocument::nodeCount() const
     return static_cast<size_t>(m->model.graph().node_size());
 }
 
-OnnxGraph OnnxDocument::build(const std::vector<Shape>& inputShapes, const std::vector<DType>& inputTypes) const
+OnnxGraph OnnxDocument::build(const std::vector<Shape>& inputShapes, const std::vector<DType>& inputTypes,
+    const std::map<std::string, Tensor>& inputValues) const
 {
-    return onnx_io::buildGraph(*m, inputShapes, inputTypes);
+    return onnx_io::buildGraph(*m, inputShapes, inputTypes, inputValues);
 }
 
 } // namespace opscope

@@ -14,6 +14,7 @@
 #include "tensor/tensor.h"
 
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,6 +42,9 @@ struct OnnxGraph {
     std::vector<std::string> inputNames; ///< the graph inputs, in the model's order
     std::vector<std::string> outputNames; ///< the ONNX names of the graph outputs, in order
     int foldedNodes = 0; ///< nodes computed while building (every input known)
+    /// Inputs whose given values the graph depends on (build's inputValues): other values need
+    /// another build.
+    std::set<std::string> valueInputs;
 };
 
 class OnnxDocument {
@@ -50,6 +54,9 @@ public:
     /// wrong: a protobuf parse error, a checker failure, an opset outside 7–17, a domain other than
     /// ONNX's, and every operator the engine lacks with every node that uses it.
     static OnnxDocument read(const std::string& path);
+    /// The same for a model held in memory (a built-in sample); `name` stands for the path in
+    /// messages. External data is not allowed.
+    static OnnxDocument fromBytes(const std::string& bytes, const std::string& name);
 
     const std::string& path() const;
     int opset() const;
@@ -60,13 +67,19 @@ public:
     size_t nodeCount() const;
 
     /// The graph for these input shapes (and types; empty: the declared ones), one per inputs().
-    /// Throws ShapeError naming the input for a shape the model contradicts, TypeError for another
-    /// type, GraphError/AttributeError/ShapeError naming the node for a node that cannot be built.
-    OnnxGraph build(const std::vector<Shape>& inputShapes, const std::vector<DType>& inputTypes = {}) const;
+    /// `inputValues` (by input name) may give inputs' values where an operator needs them before the
+    /// run (a Reshape whose shape is a graph input): they stay inputs, and OnnxGraph::valueInputs
+    /// lists those used so. Throws ShapeError naming the input for a shape the model contradicts,
+    /// TypeError for another type, GraphError/AttributeError/ShapeError naming the node for a node
+    /// that cannot be built.
+    OnnxGraph build(const std::vector<Shape>& inputShapes, const std::vector<DType>& inputTypes = {},
+        const std::map<std::string, Tensor>& inputValues = {}) const;
 
     struct Impl;
 
 private:
+    static OnnxDocument normalise(std::shared_ptr<Impl> impl, bool fromFile);
+
     std::shared_ptr<const Impl> m;
 };
 

@@ -20,7 +20,7 @@ namespace onnx_io {
 
 /// OnnxDocument::build (onnx_build.cpp).
 OnnxGraph buildGraph(const OnnxDocument::Impl& doc, const std::vector<Shape>& inputShapes,
-    const std::vector<DType>& inputTypes);
+    const std::vector<DType>& inputTypes, const std::map<std::string, Tensor>& inputValues);
 
 } // namespace onnx_io
 

@@ -4,6 +4,7 @@
 #include "gluon/block.h"
 #include "graph/graph.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,7 @@ struct LoadedModel {
     /// An ONNX model: its document, and the input shapes its block was built for (fitToInputs).
     std::shared_ptr<const OnnxDocument> onnx;
     std::vector<Shape> builtShapes;
+    std::map<std::string, Tensor> builtValues; ///< inputs whose values the built graph depends on
     int foldedNodes = 0;
 };
 

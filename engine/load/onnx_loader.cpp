@@ -4,12 +4,14 @@
 #include "gluon/symbol_block.h"
 #include "io/onnx_model.h"
 
+#include <cstring>
+
 namespace opscope::load {
 
 namespace {
-    void buildBlock(LoadedModel& m, const std::vector<Shape>& shapes)
+    void buildBlock(LoadedModel& m, const std::vector<Shape>& shapes, const std::map<std::string, Tensor>& values = {})
     {
-        OnnxGraph built = m.onnx->build(shapes, m.inputTypes);
+        OnnxGraph built = m.onnx->build(shapes, m.inputTypes, values);
         auto block = std::make_shared<gluon::SymbolBlock>(std::move(built.graph), built.inputNames);
         for (const gluon::ParamPtr& p : block->collect_params().values()) {
             auto it = built.constants.find(p->name());
@@ -20,6 +22,9 @@ namespace {
         }
         m.block = std::move(block);
         m.builtShapes = shapes;
+        m.builtValues.clear();
+        for (const std::string& name : built.valueInputs)
+            m.builtValues[name] = values.at(name).copy();
         m.foldedNodes = built.foldedNodes;
     }
 }
@@ -69,8 +74,27 @@ void fitToInputs(LoadedModel& m, const std::vector<Shape>& inputShapes)
     if (!m.onnx) return;
     std::vector<Shape> shapes(inputShapes.begin(), inputShapes.begin()
             + static_cast<std::ptrdiff_t>(std::min(inputShapes.size(), m.inputNames.size())));
-    if (shapes == m.builtShapes) return;
+    if (shapes == m.builtShapes && m.builtValues.empty()) return;
     buildBlock(m, shapes);
+}
+
+void fitToInputs(LoadedModel& m, const std::vector<Tensor>& inputs)
+{
+    if (!m.onnx) return;
+    std::vector<Shape> shapes;
+    std::map<std::string, Tensor> values;
+    for (size_t i = 0; i < inputs.size() && i < m.inputNames.size(); ++i) {
+        shapes.push_back(inputs[i].shape());
+        values[m.inputNames[i]] = inputs[i];
+    }
+    bool same = shapes == m.builtShapes;
+    for (const auto& [name, built] : m.builtValues) {
+        const Tensor& now = values.at(name);
+        same = same && now.dtype() == built.dtype() && now.bytes() == built.bytes()
+            && std::memcmp(now.raw(), built.raw(), built.bytes()) == 0;
+    }
+    if (same) return;
+    buildBlock(m, shapes, values);
 }
 
 } // namespace opscope::load

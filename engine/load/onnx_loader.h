@@ -16,5 +16,8 @@ void loadOnnx(const std::string& path, LoadedModel& m);
 /// For an ONNX model built for other input shapes: rebuilds its block for these (ShapeError or
 /// TypeError naming the input the model contradicts). Nothing for any other model.
 void fitToInputs(LoadedModel& m, const std::vector<Shape>& inputShapes);
+/// The same for the inputs a run is given; their values also reach the operators that need them
+/// before the run (a Reshape whose shape is a graph input), so other values rebuild it too.
+void fitToInputs(LoadedModel& m, const std::vector<Tensor>& inputs);
 
 } // namespace opscope::load

@@ -150,7 +150,12 @@ Outcome runTest(const fs::path& dir)
             }
             OnnxGraph built;
             try {
-                built = doc.build(shapes, types);
+                // Inputs' values are known before the run here: an operator that needs one at
+                // shape inference (Reshape's shape given as a graph input) reads it.
+                std::map<std::string, Tensor> values;
+                for (size_t i = 0; i < inputs.size(); ++i)
+                    values[doc.inputs()[i].name] = inputs[i];
+                built = doc.build(shapes, types, values);
             } catch (const AttributeError& e) { // refused as unsupported, with its reason
                 o.status = "unsupported";
                 o.detail = e.what();
