@@ -45,6 +45,20 @@ std::string OnnxInputInfo::describe() const
     return out + (dims.size() == 1 ? ",)" : ")");
 }
 
+std::vector<std::string> onnxOpTypes(const std::string& path)
+{
+    onnx::ModelProto model;
+    std::vector<std::string> out;
+    try {
+        onnx_io::parseProtoFile(path, model, "ONNX model");
+    } catch (const Error&) {
+        return out;
+    }
+    for (const auto& n : model.graph().node())
+        if (std::find(out.begin(), out.end(), n.op_type()) == out.end()) out.push_back(n.op_type());
+    return out;
+}
+
 bool isOnnxPath(const std::string& path)
 {
     if (path.size() < 5) return false;

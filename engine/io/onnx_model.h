@@ -83,6 +83,10 @@ private:
     std::shared_ptr<const Impl> m;
 };
 
+/// The distinct op types of a model file's nodes in file order, without checking anything (empty
+/// when it does not parse): for reports about files the importer refuses.
+std::vector<std::string> onnxOpTypes(const std::string& path);
+
 /// True for a path ending in ".onnx" (any case).
 bool isOnnxPath(const std::string& path);
 

@@ -198,8 +198,10 @@ LoadedModel loadModel(const std::string& spec, const std::string& paramsFile, ui
             m.inputNames = s.inputNames;
             m.defaultInputs = s.defaultInputs;
             m.format = "sample";
-            for (const Tensor& t : s.defaultInputs)
+            for (const Tensor& t : s.defaultInputs) {
                 m.inputShapeHints.push_back(t.shape());
+                m.inputTypes.push_back(t.dtype()); // an ONNX sample's bool mask stays bool
+            }
         } catch (const Error& e) {
             throw LoadError(e.what());
         } catch (const std::exception& e) {

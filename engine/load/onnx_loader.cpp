@@ -1,7 +1,7 @@
 #include "load/onnx_loader.h"
 
 #include "core/error.h"
-#include "gluon/symbol_block.h"
+#include "gluon/onnx_block.h"
 #include "io/onnx_model.h"
 
 #include <cstring>
@@ -12,20 +12,14 @@ namespace {
     void buildBlock(LoadedModel& m, const std::vector<Shape>& shapes, const std::map<std::string, Tensor>& values = {})
     {
         OnnxGraph built = m.onnx->build(shapes, m.inputTypes, values);
-        auto block = std::make_shared<gluon::SymbolBlock>(std::move(built.graph), built.inputNames);
-        for (const gluon::ParamPtr& p : block->collect_params().values()) {
-            auto it = built.constants.find(p->name());
-            if (it == built.constants.end())
-                throw GraphError(m.source + ": variable '" + p->name() + "' has no value");
-            if (!isFloatingType(it->second.dtype())) p->set_grad_req("null");
-            p->set_data(it->second);
-        }
+        const std::set<std::string> valueInputs = built.valueInputs;
+        m.foldedNodes = built.foldedNodes;
+        auto block = gluon::blockFromOnnx(std::move(built), m.source);
         m.block = std::move(block);
         m.builtShapes = shapes;
         m.builtValues.clear();
-        for (const std::string& name : built.valueInputs)
+        for (const std::string& name : valueInputs)
             m.builtValues[name] = values.at(name).copy();
-        m.foldedNodes = built.foldedNodes;
     }
 }
 

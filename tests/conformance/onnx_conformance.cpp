@@ -36,7 +36,7 @@ struct Outcome {
     std::string name;
     std::string status; // pass, FAIL, unsupported
     std::string detail;
-    std::string opType; // the first node's op type (node tests have one op)
+    std::vector<std::string> ops; // the model's op types
 };
 
 std::vector<fs::path> sortedPb(const fs::path& dir, const std::string& prefix)
@@ -100,6 +100,7 @@ Outcome runTest(const fs::path& dir)
 {
     Outcome o;
     o.name = dir.filename().string();
+    o.ops = onnxOpTypes((dir / "model.onnx").string());
     OnnxDocument doc;
     try {
         doc = OnnxDocument::read((dir / "model.onnx").string());
@@ -278,7 +279,8 @@ int main(int argc, char** argv)
         } else
             ++skipped;
         std::cout << o.status << "  " << suite << "/" << o.name << (o.detail.empty() ? "" : ": " + o.detail) << "\n";
-        results.push_back({ { "test", o.name }, { "suite", suite }, { "status", o.status }, { "detail", o.detail } });
+        results.push_back({ { "test", o.name }, { "suite", suite }, { "status", o.status }, { "detail", o.detail },
+            { "ops", o.ops } });
     }
     std::cout << passed << " passed, " << failed << " failed, " << skipped << " skipped\n";
     if (!jsonFile.empty()) {
