@@ -236,7 +236,7 @@ std::vector<Shape> Graph::inferShapesImpl(const std::vector<Shape>& variableShap
     for (size_t v = 0; v < m_variables.size(); ++v) {
         const uint32_t id = m_variables[v];
         Shape s = variableShapes[v];
-        if (s.ndim() == 0) {
+        if (s.ndim() == 0 && !s.isScalar()) {
             auto it = m_nodes[id].attrs.find("__shape__");
             if (it != m_nodes[id].attrs.end()) {
                 try {

@@ -38,6 +38,17 @@ namespace {
         std::string inputName;
     };
 
+    // The same kind of error with `prefix` before its message (the node it concerns).
+    [[noreturn]] void rethrowWith(const std::string& prefix, const Error& e)
+    {
+        const std::string msg = prefix + e.what();
+        if (dynamic_cast<const AttributeError*>(&e)) throw AttributeError(msg);
+        if (dynamic_cast<const TypeError*>(&e)) throw TypeError(msg);
+        if (dynamic_cast<const ShapeError*>(&e)) throw ShapeError(msg);
+        if (dynamic_cast<const ResourceError*>(&e)) throw ResourceError(msg);
+        throw GraphError(msg);
+    }
+
     std::string formatFloat(double v)
     {
         char buf[40];
@@ -149,6 +160,7 @@ namespace {
         bool fold(const onnx::NodeProto& node, const std::string& name, const AttrMap& attrs,
             const std::vector<const Value*>& inputs);
         NodeEntry entryOf(const std::string& valueName);
+        void legacyPreluSlope(const onnx::NodeProto& node);
         std::string where(const std::string& name, const std::string& op) const
         {
             return m_doc.path + ": node '" + name + "' (" + op + ")";
@@ -174,6 +186,24 @@ namespace {
             m_out.constants[valueName] = v.value;
         }
         return v.entry;
+    }
+
+    // Before opset 7, PRelu's 1-D slope of C values was per channel (axis 1); the version converter
+    // leaves it as it is, so it is shaped (C, 1, …) for the broadcasting PRelu reads from opset 7.
+    void Builder::legacyPreluSlope(const onnx::NodeProto& node)
+    {
+        if (node.input_size() < 2) return;
+        auto x = m_values.find(node.input(0));
+        auto slope = m_values.find(node.input(1));
+        if (x == m_values.end() || slope == m_values.end() || !slope->second.known || slope->second.inGraph) return;
+        const Shape& xs = x->second.shape;
+        Tensor& v = slope->second.value;
+        if (v.ndim() != 1 || xs.ndim() < 3 || v.size() != xs[1] || v.size() == xs[xs.ndim() - 1]) return;
+        Shape s({ v.size() });
+        for (int d = 2; d < xs.ndim(); ++d)
+            s.push_back(1);
+        v = v.reshape(s);
+        slope->second.shape = s;
     }
 
     bool Builder::fold(const onnx::NodeProto& node, const std::string& name, const AttrMap& attrs,
@@ -253,6 +283,7 @@ namespace {
             m_values[node.output(0)] = std::move(v);
             return;
         }
+        if (op == "PRelu" && m_doc.originalOpset < 7) legacyPreluSlope(node);
         AttrMap attrs;
         for (const auto& a : node.attribute())
             attrs[a.name()] = attributeText(a, here);
@@ -294,7 +325,7 @@ namespace {
         try {
             if (fold(node, name, attrs, inputs)) return;
         } catch (const Error& e) {
-            throw GraphError(here + ": " + e.what());
+            rethrowWith(here + ": ", e);
         }
 
         std::vector<NodeEntry> entries;
@@ -310,7 +341,7 @@ namespace {
         try {
             id = m_graph.addOp(op, name, attrs, entries, blockPathOf(node.name()));
         } catch (const Error& e) {
-            throw GraphError(m_doc.path + ": " + e.what());
+            rethrowWith(m_doc.path + ": ", e);
         }
         const Node& n = m_graph.node(id);
         std::vector<Shape> outShapes(static_cast<size_t>(n.numOutputs));
@@ -319,7 +350,7 @@ namespace {
             n.def->inferShape(*n.params, inShapes, outShapes);
             n.def->inferTypes(*n.params, inTypes, outTypes);
         } catch (const Error& e) {
-            throw GraphError(here + ": " + e.what());
+            rethrowWith(here + ": ", e);
         }
         for (int k = 0; k < node.output_size() && k < n.numOutputs; ++k) {
             if (node.output(k).empty()) continue;

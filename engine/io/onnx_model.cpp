@@ -138,8 +138,11 @@ OnnxDocument OnnxDocument::normalise(std::shared_ptr<Impl> impl, bool fromFile)
     } catch (const std::exception& e) {
         throw FileError(path + ": the model fails ONNX's checker: " + onnxMessage(e));
     }
+    impl->originalOpset = opset;
     if (opset < kMinOpset) {
         try {
+            // The converter's adapters need the shapes shape inference gives.
+            onnx::shape_inference::InferShapes(model);
             model = onnx::version_conversion::ConvertVersion(model, kMinOpset);
         } catch (const std::exception& e) {
             throw FileError(path + ": opset " + std::to_string(opset) + " is older than 7 and ONNX's version converter "

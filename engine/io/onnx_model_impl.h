@@ -13,6 +13,7 @@ struct OnnxDocument::Impl {
     std::string baseDir;
     onnx::ModelProto model; ///< checked, upgraded to opset 7 or later, shape-inferred
     int opset = 0;
+    int originalOpset = 0; ///< before the version converter upgraded it
     std::vector<OnnxInputInfo> inputs;
 };
 
