@@ -205,6 +205,9 @@ OnnxDocument OnnxDocument::normalise(std::shared_ptr<Impl> impl, bool fromFile)
                 info.symbols.push_back(d.has_dim_param() ? d.dim_param() : "");
             }
         }
+        if (info.dims.size() > static_cast<size_t>(Shape::kMaxDims))
+            throw FileError(path + ": input '" + vi.name() + "' has " + std::to_string(info.dims.size())
+                + " dimensions; tensors have at most " + std::to_string(Shape::kMaxDims));
         impl->inputs.push_back(std::move(info));
     }
 
