@@ -4,9 +4,15 @@
 
 namespace opscope {
 
+void registerOnnxConv(OpRegistry& r); // nn_conv.cpp
+void registerOnnxPool(OpRegistry& r); // nn_pool.cpp
+void registerOnnxNorm(OpRegistry& r); // nn_norm.cpp
+
 void registerOnnxNn(OpRegistry& r)
 {
-    (void)r;
+    registerOnnxConv(r);
+    registerOnnxPool(r);
+    registerOnnxNorm(r);
 }
 
 } // namespace opscope
