@@ -4,10 +4,6 @@
 
 namespace opscope {
 
-void registerOnnxConv(OpRegistry& r); // nn_conv.cpp
-void registerOnnxPool(OpRegistry& r); // nn_pool.cpp
-void registerOnnxNorm(OpRegistry& r); // nn_norm.cpp
-
 void registerOnnxNn(OpRegistry& r)
 {
     registerOnnxConv(r);

@@ -12,6 +12,7 @@ void registerOnnxOps(OpRegistry& r)
     registerOnnxShapeOps(r);
     registerOnnxIndexOps(r);
     registerOnnxNn(r);
+    registerOnnxLosses(r);
     registerOnnxLinalg(r);
     registerOnnxResize(r);
     registerOnnxRnn(r);

@@ -15,7 +15,11 @@ void registerOnnxReduce(OpRegistry& r); // ReduceSum … ArgMax, ArgMin, TopK, C
 void registerOnnxSoftmax(OpRegistry& r); // Softmax, LogSoftmax, Hardmax
 void registerOnnxShapeOps(OpRegistry& r); // Reshape … Shape, Size, Range, ConstantOfShape
 void registerOnnxIndexOps(OpRegistry& r); // Gather …, Scatter…, OneHot, Trilu, Slice, Pad, Tile, Expand
-void registerOnnxNn(OpRegistry& r); // Conv, ConvTranspose, pooling, normalizations, LRN
+void registerOnnxNn(OpRegistry& r); // the three below
+void registerOnnxConv(OpRegistry& r); // Conv, ConvTranspose (nn_conv.cpp)
+void registerOnnxPool(OpRegistry& r); // MaxPool … GlobalLpPool (nn_pool.cpp)
+void registerOnnxNorm(OpRegistry& r); // BatchNormalization … LRN (nn_norm.cpp)
+void registerOnnxLosses(OpRegistry& r); // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
 void registerOnnxLinalg(OpRegistry& r); // Gemm, MatMul, Einsum
 void registerOnnxResize(OpRegistry& r); // Resize, Upsample, DepthToSpace, SpaceToDepth
 void registerOnnxRnn(OpRegistry& r); // RNN, LSTM, GRU
