@@ -122,7 +122,7 @@ int infoCommand(const std::string& model, const std::string& params, const std::
         int ops = 0;
         for (const Node& n : g->nodes())
             if (!n.isVariable()) {
-                ++opCounts[n.def->name];
+                ++opCounts[n.opName()];
                 ++ops;
             }
         std::cout << "nodes: " << g->size() << " (" << ops << " operators, " << g->variables().size()
@@ -154,7 +154,7 @@ int infoCommand(const std::string& model, const std::string& params, const std::
         std::cout << "shapes:\n";
         for (uint32_t i = 0; i < g->size(); ++i) {
             const Node& n = g->node(i);
-            std::cout << "  " << n.name << " " << (n.isVariable() ? "variable" : n.def->name);
+            std::cout << "  " << n.name << " " << (n.isVariable() ? std::string("variable") : n.opName());
             for (uint32_t k = 0; k < static_cast<uint32_t>(n.numOutputs); ++k)
                 std::cout << " " << text(shapeOf(i, k));
             std::cout << "\n";

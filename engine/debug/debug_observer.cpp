@@ -170,7 +170,7 @@ void DebugObserver::record(const OpEvent& e, int64_t timeNs)
     OpRecord r;
     r.nodeId = e.nodeId;
     r.node = e.node.name;
-    r.op = e.node.def ? e.node.def->name : e.node.op;
+    r.op = e.node.opName();
     r.timeNs = timeNs;
     r.firstCall = e.firstCall;
     if (m_exec != m_warmExec || m_exec->planGeneration() != m_warmPlan) {
@@ -206,7 +206,7 @@ std::shared_ptr<const PauseEvent> DebugObserver::makeEvent(
     ev->sequence = ++m_pauses;
     ev->nodeId = e.nodeId;
     ev->node = e.node.name;
-    ev->op = e.node.def ? e.node.def->name : e.node.op;
+    ev->op = e.node.opName();
     ev->phase = e.phase;
     ev->blockPath = e.node.blockPath;
     ev->reason = reason;

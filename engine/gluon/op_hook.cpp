@@ -144,7 +144,7 @@ PhaseMask HookObserver::wants(const Graph& graph, uint32_t nodeId)
 
 ObserverAction HookObserver::onOp(const OpEvent& ev)
 {
-    const std::string& op = ev.node.def->name;
+    const std::string& op = ev.node.opName();
     if (ev.phase == OpPhase::Before) {
         const auto& names = m_inNames[ev.nodeId];
         for (size_t k = 0; k < ev.inputs.size(); ++k)

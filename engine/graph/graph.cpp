@@ -33,6 +33,7 @@ void Graph::resolve(Node& n) const
         throw GraphError("node '" + n.name + "': operator '" + n.op + "' of domain '" + domain->second
             + "': only ONNX's default domain (ai.onnx) is supported");
     const OpDef* def = OpRegistry::instance().find(onnx ? "onnx::" + n.op : n.op);
+    n.onnx = onnx;
     if (!def)
         throw GraphError("node '" + n.name + "': unknown operator '" + n.op + "'" + (onnx ? " (ONNX)" : ""));
     n.def = def;
@@ -157,9 +158,20 @@ void Graph::finalize()
         }
     }
 
+    // Pinned variables stay, first, even when no head depends on them.
+    std::vector<uint32_t> pinned;
+    for (uint32_t p : m_pinned)
+        if (p < n && color[p] == kWhite && m_nodes[p].isVariable()) {
+            color[p] = kBlack;
+            pinned.push_back(p);
+        }
+    order.insert(order.begin(), pinned.begin(), pinned.end());
+
     std::vector<uint32_t> newId(n, UINT32_MAX);
     for (uint32_t i = 0; i < order.size(); ++i)
         newId[order[i]] = i;
+    for (uint32_t& p : m_pinned)
+        p = p < n ? newId[p] : UINT32_MAX;
     std::vector<Node> sorted;
     sorted.reserve(order.size());
     for (uint32_t old : order) {

@@ -30,7 +30,11 @@ struct Node {
     std::vector<std::string> inputSlots; ///< MXNet slot names, fallbacks applied (`input0`)
     std::vector<std::string> outputSlots; ///< (`output`, or `0`, `1`, …)
 
+    bool onnx = false; ///< an ONNX node (`__domain__` ai.onnx): op is its ONNX op type
     bool isVariable() const { return def == nullptr; }
+    /// The operator's name as op hooks report it: MXNet's registered name (aliases resolved), or
+    /// the ONNX op type.
+    const std::string& opName() const { return def && !onnx ? def->name : op; }
 };
 
 /// A computation graph in MXNet's sense. Nodes are kept in MXNet's order: a depth-first post-order
@@ -44,6 +48,10 @@ public:
     uint32_t addOp(const std::string& op, const std::string& name, AttrMap attrs, std::vector<NodeEntry> inputs,
         std::string blockPath = {});
     void setHeads(std::vector<NodeEntry> heads);
+    /// Keeps variable `id` through finalize() even when no head depends on it (an ONNX graph input
+    /// that only shape computations read: still an input the model takes). Pinned variables come
+    /// first in the order.
+    void pinVariable(uint32_t id) { m_pinned.push_back(id); }
     /// Checks inputs (dangling ids, output indexes, input counts), detects cycles and sorts nodes
     /// into MXNet's order; nodes not reachable from the heads are dropped. Throws GraphError.
     void finalize();
@@ -103,6 +111,7 @@ private:
     std::vector<uint32_t> m_rowPtr;
     std::vector<uint32_t> m_variables;
     std::vector<bool> m_auxiliary;
+    std::vector<uint32_t> m_pinned;
     bool m_finalized = false;
 };
 

@@ -399,6 +399,7 @@ namespace {
             AttrMap attrs;
             if (t != DType::Float32) attrs["__dtype__"] = std::to_string(mxnetCode(t));
             v.entry = { m_graph.addVariable(info.name, attrs), 0, 0 };
+            m_graph.pinVariable(v.entry.node);
             v.inGraph = true;
             v.inputName = info.name;
             if (auto it = values.find(info.name); it != values.end() && it->second.shape() == s && it->second.dtype() == t)

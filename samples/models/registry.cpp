@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "gluon/name_manager.h"
 #include "io/params_file.h"
+#include "models/onnx_samples.h"
 #include "models/sample_models.h"
 #include "tensor/random.h"
 
@@ -22,6 +23,8 @@ struct Entry {
     const unsigned char* weights = nullptr;
     const std::size_t* weightsSize = nullptr;
     const char* weightsFile = nullptr;
+    // Weights the model file itself holds (an ONNX sample's initializers): what they are.
+    const char* ownWeights = nullptr;
 };
 const Entry kEntries[] = {
     { "mlp", "multilayer perceptron on 2-D points (spirals): Dense(32, relu), Dense(32, relu), Dense(3)", makeMlp },
@@ -34,6 +37,14 @@ const Entry kEntries[] = {
         "one attention block: Embedding, batch_dot attention, softmax, LayerNorm, Dense(flatten=false)",
         makeTinyTransformer },
     { "nan-demo", "a network whose log node turns negative values into NaN for its default input", makeNanDemo },
+    { "onnx-cnn",
+        "an ONNX model exported by PyTorch: two Conv, BatchNormalization, Relu and MaxPool stages, then Gemm",
+        makeOnnxCnn, nullptr, nullptr, nullptr, nullptr, "the file's weights (PyTorch's initialisation, seed 0)" },
+    { "onnx-transformer",
+        "an ONNX model exported by PyTorch: two transformer encoder layers with a padding mask, GELU and "
+        "LayerNormalization",
+        makeOnnxTransformer, nullptr, nullptr, nullptr, nullptr,
+        "the file's weights (PyTorch's initialisation, seed 0)" },
 };
 } // namespace
 
@@ -57,7 +68,8 @@ std::string sampleWeights(const std::string& name)
     for (const Entry& e : kEntries)
         if (name == e.name)
             return e.trained ? std::string("trained weights (") + e.trained + ")"
-                             : std::string("random weights (from the seed)");
+                : e.ownWeights ? std::string(e.ownWeights)
+                               : std::string("random weights (from the seed)");
     return {};
 }
 

@@ -19,7 +19,8 @@ struct Sample {
     bool trainedWeights = false; ///< set from shipped trained weights (else random from the seed)
 };
 
-/// Names of the built-in models, in display order: mlp, lenet, mini-resnet, tiny-transformer, nan-demo.
+/// Names of the built-in models, in display order: mlp, lenet, mini-resnet, tiny-transformer, nan-demo,
+/// onnx-cnn, onnx-transformer.
 std::vector<std::string> sampleNames();
 /// One-line description of a built-in model.
 std::string sampleDescription(const std::string& name);

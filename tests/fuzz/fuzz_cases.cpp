@@ -101,13 +101,15 @@ namespace {
     }
 }
 
-std::vector<Case> makeSeeds(const fs::path& sharedModels, const fs::path& onnxFixtures)
+std::vector<Case> makeSeeds(const fs::path& sharedModels, const std::vector<fs::path>& onnxDirs)
 {
     std::vector<Case> seeds;
-    addOnnxSeeds(seeds, onnxFixtures);
+    for (const fs::path& d : onnxDirs)
+        addOnnxSeeds(seeds, d);
     const fs::path dir = fs::temp_directory_path() / ("opscope_fuzz_seeds_" + std::to_string(::getpid()));
     fs::create_directories(dir);
     for (const std::string& name : samples::sampleNames()) {
+        if (name.rfind("onnx-", 0) == 0) continue; // ONNX files: among the ONNX seeds
         samples::Sample s = samples::makeSample(name);
         s.block->hybridize();
         s.block->call(s.defaultInputs);

@@ -27,9 +27,9 @@ struct Case {
 };
 
 /// Seeds made by the program itself (every built-in sample exported as MXNet files, with its default
-/// input), the ONNX models under `onnxFixtures` that load (with inputs of their declared shapes and
+/// input), the ONNX models under `onnxDirs` that load (with inputs of their declared shapes and
 /// types), plus the real MXNet exports in `sharedModels` when that folder exists.
-std::vector<Case> makeSeeds(const std::filesystem::path& sharedModels, const std::filesystem::path& onnxFixtures);
+std::vector<Case> makeSeeds(const std::filesystem::path& sharedModels, const std::vector<std::filesystem::path>& onnxDirs);
 
 /// A case as runCase wrote it to `dir` (for --replay).
 Case readCase(const std::filesystem::path& dir);

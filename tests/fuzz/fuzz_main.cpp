@@ -159,7 +159,9 @@ int main(int argc, char** argv)
     }
 
     const fs::path shared = o.shared.empty() ? fs::path(OPSCOPE_SHARED_DIR) / "models" : o.shared;
-    const std::vector<Case> seeds = makeSeeds(shared, fs::path(OPSCOPE_FIXTURES_DIR) / "onnx");
+    const fs::path fixtures(OPSCOPE_FIXTURES_DIR);
+    const std::vector<Case> seeds
+        = makeSeeds(shared, { fixtures / "onnx", (fixtures / ".." / ".." / "samples" / "onnx").lexically_normal() });
     const std::vector<std::string> operators = OpRegistry::instance().names();
     const auto start = std::chrono::steady_clock::now();
     const auto deadline = start + std::chrono::duration<double, std::ratio<60>>(o.minutes);

@@ -61,10 +61,11 @@ INSTANTIATE_TEST_SUITE_P(BuiltIn, Samples, ::testing::ValuesIn(samples::sampleNa
     return n;
 });
 
-TEST(SampleRegistry, ListsTheFiveModelsAndRejectsUnknownNames)
+TEST(SampleRegistry, ListsTheModelsAndRejectsUnknownNames)
 {
     EXPECT_EQ(samples::sampleNames(),
-        (std::vector<std::string> { "mlp", "lenet", "mini-resnet", "tiny-transformer", "nan-demo" }));
+        (std::vector<std::string> {
+            "mlp", "lenet", "mini-resnet", "tiny-transformer", "nan-demo", "onnx-cnn", "onnx-transformer" }));
     try {
         samples::makeSample("resnet-1000");
         ADD_FAILURE();
@@ -77,7 +78,7 @@ TEST(SampleRegistry, ShapesOfTheDefaultOutputs)
 {
     const std::map<std::string, Shape> expected { { "mlp", Shape({ 12, 3 }) }, { "lenet", Shape({ 1, 10 }) },
         { "mini-resnet", Shape({ 1, 10 }) }, { "tiny-transformer", Shape({ 1, 8, 50 }) },
-        { "nan-demo", Shape({ 2, 2 }) } };
+        { "nan-demo", Shape({ 2, 2 }) }, { "onnx-cnn", Shape({ 1, 10 }) }, { "onnx-transformer", Shape({ 1, 4 }) } };
     for (const auto& [name, shape] : expected) {
         samples::Sample s = samples::makeSample(name);
         s.block->hybridize();

@@ -1,0 +1,128 @@
+// PyTorch's exports through opscope-cli against PyTorch's own numbers
+// (samples/onnx/make_onnx_samples.py writes the models and tests/fixtures/onnx/torch/): every
+// output, and the outputs of chosen modules, found by the ONNX name scope of their nodes in the op
+// hooks' record. Also the CLI's answers to ONNX files that are wrong.
+
+#include "cli/cli_run.h"
+#include "common/test_paths.h"
+#include "io/npy.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+
+using namespace opscope;
+using namespace opscope::test;
+namespace fs = std::filesystem;
+
+namespace {
+std::string samplesOnnx(const std::string& file)
+{
+    return (fs::path(OPSCOPE_FIXTURES_DIR) / ".." / ".." / "samples" / "onnx" / file).lexically_normal().string();
+}
+
+// Largest |a - b| - (atol + rtol |b|) over the elements; shapes must match.
+double excess(const Tensor& a, const Tensor& b, double rtol, double atol)
+{
+    EXPECT_EQ(a.shape(), b.shape());
+    if (a.shape() != b.shape()) return INFINITY;
+    const TensorView x = a.view(), y = b.view();
+    double worst = -INFINITY;
+    for (int64_t i = 0; i < a.size(); ++i)
+        worst = std::max(worst, std::fabs(x.valueAt(i) - y.valueAt(i)) - (atol + rtol * std::fabs(y.valueAt(i))));
+    return worst;
+}
+
+void compareWithTorch(const std::string& name)
+{
+    const fs::path dir = fs::path(fixture("onnx/torch"));
+    const auto meta = nlohmann::json::parse(std::ifstream(dir / (name + ".json")));
+    const fs::path work = tempDir("onnx_" + name);
+    std::string args = "run " + samplesOnnx(name + ".onnx");
+    for (const auto& in : meta["inputs"])
+        args += " --input " + in["name"].get<std::string>() + "=" + (dir / in["file"].get<std::string>()).string();
+    args += " --output " + (work / "out.npy").string() + " --hooks " + (work / "hooks.jsonl").string() + " --dump "
+        + (work / "dump").string();
+    Result r = run(args);
+    ASSERT_EQ(r.status, 0) << lastStderr();
+    // float32 through different summation orders (im2col, Eigen, the attention's matmuls).
+    EXPECT_LE(excess(readNpy((work / "out.npy").string()), readNpy((dir / meta["output"].get<std::string>()).string()),
+                  1e-3, 1e-4),
+        0)
+        << name << " output";
+    // Each module's output: the last node output (in call order) under its name scope.
+    std::vector<nlohmann::json> records;
+    std::ifstream hooks(work / "hooks.jsonl");
+    for (std::string line; std::getline(hooks, line);)
+        records.push_back(nlohmann::json::parse(line));
+    for (const auto& inter : meta["intermediates"]) {
+        const std::string scope = inter["scope"];
+        std::string last;
+        for (const auto& j : records)
+            if (j["phase"] == "output" && j["node"].get<std::string>().rfind(scope, 0) == 0) last = j["file"];
+        ASSERT_FALSE(last.empty()) << "no node under " << scope;
+        const Tensor got = readNpy((work / "dump" / last).string());
+        const Tensor want = readNpy((dir / inter["file"].get<std::string>()).string());
+        EXPECT_LE(excess(got, want, 1e-3, 1e-4), 0) << name << " " << scope << " (" << last << ")";
+    }
+}
+}
+
+TEST(OnnxModels, CnnWithBatchNormalizationMatchesPyTorch)
+{
+    compareWithTorch("cnn");
+}
+
+TEST(OnnxModels, TransformerEncoderWithPaddingMaskMatchesPyTorch)
+{
+    compareWithTorch("transformer");
+}
+
+TEST(OnnxModels, HooksNameOnnxNodesOutputs)
+{
+    const fs::path work = tempDir("onnx_hooks");
+    Result r = run("run sample:onnx-cnn --hooks " + (work / "hooks.jsonl").string());
+    ASSERT_EQ(r.status, 0) << lastStderr();
+    std::ifstream in(work / "hooks.jsonl");
+    std::string first;
+    std::getline(in, first);
+    const auto j = nlohmann::json::parse(first);
+    EXPECT_EQ(j["node"], "/stage1/stage1.0/Conv");
+    EXPECT_EQ(j["op"], "Conv");
+    EXPECT_EQ(j["name"], "/stage1/stage1.0/Conv_output0");
+}
+
+TEST(OnnxModels, BadOnnxFilesExitThreeNamingTheFile)
+{
+    for (const char* file : { "truncated.onnx", "checker_fails.onnx", "opset18.onnx", "external_missing.onnx",
+             "unsupported_ops.onnx" }) {
+        SCOPED_TRACE(file);
+        Result r = run("run " + fixture(std::string("onnx/") + file));
+        EXPECT_EQ(r.status, 3);
+        EXPECT_NE(lastStderr().find(file), std::string::npos) << lastStderr();
+        Result i = run("info " + fixture(std::string("onnx/") + file));
+        EXPECT_EQ(i.status, 3);
+    }
+}
+
+TEST(OnnxModels, SymbolicDimensionsAreAskedForAndInputsChecked)
+{
+    const std::string model = fixture("onnx/shape_only.onnx"); // input x: (batch, 3, 4)
+    Result none = run("run " + model);
+    EXPECT_EQ(none.status, 2);
+    EXPECT_NE(lastStderr().find("symbolic dimensions (batch, 3, 4)"), std::string::npos) << lastStderr();
+    const fs::path work = tempDir("onnx_symbolic");
+    Result ok = run("run " + model + " --input x=5x3x4 --outputs " + (work / "out").string());
+    ASSERT_EQ(ok.status, 0) << lastStderr();
+    const Tensor s = readNpy((work / "out" / "output0.npy").string());
+    EXPECT_EQ(s.dtype(), DType::Int64);
+    EXPECT_EQ(std::vector<int64_t>(s.dataAs<int64_t>(), s.dataAs<int64_t>() + 3), (std::vector<int64_t> { 5, 3, 4 }));
+    Result wrong = run("run " + model + " --input x=5x2x4");
+    EXPECT_EQ(wrong.status, 3);
+    EXPECT_NE(lastStderr().find("the model declares (batch, 3, 4), given (5, 2, 4)"), std::string::npos) << lastStderr();
+    Result info = run("info " + model);
+    EXPECT_EQ(info.status, 0) << lastStderr();
+    EXPECT_NE(info.out.find("taken as 1"), std::string::npos) << info.out;
+}
