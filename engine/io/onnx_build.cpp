@@ -178,6 +178,7 @@ namespace {
         Value& v = m_values.at(valueName);
         if (!v.inGraph) { // a constant read by a node that runs: a variable holding it
             AttrMap attrs;
+            attrs["__const__"] = "1"; // its value is known before the run (a parameter of the block)
             if (!v.folded.empty()) attrs["__folded__"] = v.folded;
             attrs["__dtype__"] = std::to_string(mxnetCode(v.dtype));
             attrs["__shape__"] = v.shape.str();

@@ -6,9 +6,9 @@
 // Names (docs/ONNX.md): an ONNX node keeps its name (an unnamed one is `<op_type>_<n>`, n counting
 // that op type from 0 in file order) and its op type; its outputs are reported to op hooks as
 // `<node>_output<k>` and its inputs as `<node>_input<k>`, k being the ONNX slot. Initializers and
-// Constant nodes become variables named as the ONNX value; so does each node folded before the run
-// (every input known: shape computations such as Shape → Gather → Concat → Reshape), marked with
-// the hidden attribute `__folded__` = "<op type> <node name>".
+// Constant nodes become variables named as the ONNX value (hidden attribute `__const__`); so does
+// each node folded before the run (every input known: shape computations such as Shape → Gather →
+// Concat → Reshape), marked with `__folded__` = "<op type> <node name>" as well.
 
 #include "graph/graph.h"
 #include "tensor/tensor.h"

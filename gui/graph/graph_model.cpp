@@ -364,8 +364,11 @@ void GraphModel::buildIndex()
             key = name + QStringLiteral("#%1").arg(n);
         used.insert(key);
         m_keys[id] = key;
+        // A parameter: MXNet's by its name; an ONNX initializer by its known value (a Constant or a
+        // folded node stays in view, drawn as such).
         if (node.isVariable())
-            m_parameter[id] = isParameterName(name) || m_graph->isAuxiliary(static_cast<uint32_t>(id));
+            m_parameter[id] = isParameterName(name) || m_graph->isAuxiliary(static_cast<uint32_t>(id))
+                || (node.attrs.count("__const__") && !node.attrs.count("__folded__"));
     }
 }
 

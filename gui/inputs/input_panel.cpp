@@ -36,9 +36,11 @@ constexpr int64_t kMaxRangeScan = int64_t(1) << 24;
 QString valueRange(const Tensor& t)
 {
     if (!t.defined() || t.size() == 0 || t.size() > kMaxRangeScan) return QString();
-    float lo = INFINITY, hi = -INFINITY;
+    double lo = INFINITY, hi = -INFINITY;
     bool nan = false;
-    for (float v : t.values()) {
+    const TensorView view = t.view();
+    for (int64_t i = 0; i < t.size(); ++i) {
+        const double v = view.valueAt(i);
         if (std::isnan(v)) {
             nan = true;
             continue;

@@ -135,7 +135,9 @@ RenderedMaps renderFeatureMaps(
         || tensor.size() < layout.batches * layout.maps * layout.length)
         return out;
 
-    const float* base = tensor.data();
+    // Maps are drawn from float32 values (an integer or bool tensor converted).
+    const opscope::Tensor values = tensor.dtype() == opscope::DType::Float32 ? tensor : tensor.astype(opscope::DType::Float32);
+    const float* base = values.data();
     const auto shared = rangeOf(debug::computeStats(tensor.view()), symmetric);
     out.sharedLo = shared.first;
     out.sharedHi = shared.second;

@@ -188,10 +188,19 @@ int64_t TensorTableModel::flatOffset(int row, int col) const
     return m_base + row * m_rowStride + col * m_colStride;
 }
 
-float TensorTableModel::valueAt(int row, int col) const
+double TensorTableModel::valueAt(int row, int col) const
 {
     const int64_t off = flatOffset(row, col);
-    return off < 0 ? std::numeric_limits<float>::quiet_NaN() : m_tensor.data()[off];
+    return off < 0 ? std::numeric_limits<double>::quiet_NaN() : m_tensor.view().valueAt(off);
+}
+
+QString TensorTableModel::textOf(double v, bool exact) const
+{
+    const DType t = m_tensor.dtype();
+    if (t == DType::Bool) return v != 0 ? QStringLiteral("true") : QStringLiteral("false");
+    if (isIntegerType(t)) return QString::number(static_cast<qlonglong>(v));
+    if (t == DType::Float64 && exact) return QString::number(v, 'g', 17);
+    return exact ? formatExact(static_cast<float>(v)) : formatCompact(v);
 }
 
 std::vector<int64_t> TensorTableModel::fullIndex(int row, int col) const
@@ -260,13 +269,13 @@ int TensorTableModel::columnCount(const QModelIndex& parent) const
 QVariant TensorTableModel::data(const QModelIndex& index, int role) const
 {
     if (!index.isValid() || index.model() != this || index.row() >= m_rows || index.column() >= m_cols) return {};
-    const float v = valueAt(index.row(), index.column());
+    const double v = valueAt(index.row(), index.column());
     switch (role) {
     case Qt::DisplayRole:
-        return formatCompact(static_cast<double>(v));
+        return textOf(v, false);
     case Qt::ToolTipRole: {
         const auto idx = fullIndex(index.row(), index.column());
-        return QStringLiteral("%1 = %2").arg(formatIndex(idx), formatExact(v));
+        return QStringLiteral("%1 = %2").arg(formatIndex(idx), textOf(v, true));
     }
     case Qt::TextAlignmentRole:
         return QVariant::fromValue(Qt::Alignment(Qt::AlignRight | Qt::AlignVCenter));
@@ -275,7 +284,7 @@ QVariant TensorTableModel::data(const QModelIndex& index, int role) const
         return {};
     case Qt::BackgroundRole:
         if (m_heat) {
-            const QColor c = heatColour(v);
+            const QColor c = heatColour(static_cast<float>(v));
             if (c.isValid()) return c;
         }
         return {};

@@ -45,7 +45,11 @@ public:
     bool ensureLoaded(int64_t row, int64_t col);
 
     /// The value of a cell of the slice (NaN outside it).
-    float valueAt(int row, int col) const;
+    /// The element at a cell, as double (NaN outside the table).
+    double valueAt(int row, int col) const;
+    /// A value as the table writes it: true/false for bool, whole numbers for integer types, else
+    /// compact (or, `exact`, every digit).
+    QString textOf(double v, bool exact) const;
     /// The tensor index of a cell, one entry per axis.
     std::vector<int64_t> fullIndex(int row, int col) const;
     /// Flat offset of a cell in the tensor, or -1 outside the slice.

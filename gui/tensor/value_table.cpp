@@ -189,7 +189,7 @@ void ValueTable::fitColumns()
         const int64_t r = i < top ? i : top + (i - top) * (rows - top) / std::max<int64_t>(1, sampleRows - top);
         for (int64_t c = 0; c < sampleCols; ++c)
             widest = std::max(widest,
-                fm.horizontalAdvance(formatCompact(m_model->valueAt(static_cast<int>(r), static_cast<int>(c)))));
+                fm.horizontalAdvance(m_model->textOf(m_model->valueAt(static_cast<int>(r), static_cast<int>(c)), false)));
     }
     m_view->horizontalHeader()->setDefaultSectionSize(widest + kCellPadding);
 }
@@ -296,7 +296,7 @@ void ValueTable::updateStatus()
     if (current.isValid()) {
         const std::vector<int64_t> index = m_model->fullIndex(current.row(), current.column());
         text
-            += tr(" · %1 = %2").arg(formatIndex(index), formatExact(m_model->valueAt(current.row(), current.column())));
+            += tr(" · %1 = %2").arg(formatIndex(index), m_model->textOf(m_model->valueAt(current.row(), current.column()), true));
     }
     m_status->setText(text);
 }
@@ -368,7 +368,7 @@ QString ValueTable::selectionText() const
     for (int r = top; r <= bottom; ++r) {
         for (int c = left; c <= right; ++c) {
             if (c > left) out += QLatin1Char('\t');
-            if (sel->isSelected(m_model->index(r, c))) out += formatExact(m_model->valueAt(r, c));
+            if (sel->isSelected(m_model->index(r, c))) out += m_model->textOf(m_model->valueAt(r, c), true);
         }
         out += QLatin1Char('\n');
     }

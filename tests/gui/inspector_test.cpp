@@ -223,6 +223,29 @@ TEST(TensorTableModel, ShowsA2DSliceWithFixedAxesAndPassesTheModelTester)
     EXPECT_EQ(model.rowCount(), 0);
 }
 
+// Integer and bool tensors show whole numbers and true/false, never read as float32.
+TEST(TensorTableModel, IntegerAndBoolTensorsShowTheirOwnValues)
+{
+    TensorTableModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    const Tensor ids = Tensor::fromTyped<int64_t>(Shape({ 2, 2 }), std::vector<int64_t> { 7, -3, 123456789012, 0 });
+    model.setTensor(ids);
+    while (model.canFetchMore({}))
+        model.fetchMore({});
+    EXPECT_EQ(model.index(0, 1).data().toString(), QStringLiteral("-3"));
+    EXPECT_EQ(model.index(1, 0).data().toString(), QStringLiteral("123456789012"));
+    const bool bits[] = { true, false, true };
+    const Tensor mask = Tensor::fromTyped<bool>(Shape({ 3 }), bits);
+    model.setTensor(mask);
+    while (model.canFetchMore({}))
+        model.fetchMore({});
+    QString cells;
+    for (int r = 0; r < model.rowCount(); ++r)
+        for (int c = 0; c < model.columnCount(); ++c)
+            cells += model.index(r, c).data().toString() + QLatin1Char(' ');
+    EXPECT_EQ(cells, QStringLiteral("true false true "));
+}
+
 TEST(TensorTableModel, TenMillionElementsAreFetchedLazily)
 {
     TensorTableModel model;

@@ -138,3 +138,30 @@ TEST(ScriptedWindow, GradientConditionsNeedATrainingStep)
     EXPECT_EQ(r.status, kExitUsage);
     EXPECT_TRUE(r.err.contains(QStringLiteral("--train-step"))) << r.err.toStdString();
 }
+
+// ONNX models in the window: a built-in ONNX sample with a bool input pauses at a node and shows its
+// values; a .onnx file opens from the command line, its symbolic dimension given by --input; a bad
+// .onnx is status 3 with the file named.
+TEST(ScriptedWindow, OnnxModelsOpenRunAndShowTheirValues)
+{
+    QTemporaryDir dir;
+    const QString png = dir.filePath(QStringLiteral("shot.png"));
+    Result r = runOpscope(scripted({ QStringLiteral("sample:onnx-transformer"), QStringLiteral("--break"),
+        QStringLiteral("/encoder/layers.0/self_attn/Where_1:after"), QStringLiteral("--run"), QStringLiteral("--tab"),
+        QStringLiteral("values"), QStringLiteral("--screenshot"), png }));
+    EXPECT_EQ(r.status, kExitOk) << r.err.toStdString();
+    EXPECT_FALSE(QImage(png).isNull());
+    // The padding mask (bool) in the value table and the image tab.
+    r = runOpscope(scripted({ QStringLiteral("sample:onnx-transformer"), QStringLiteral("--break"),
+        QStringLiteral("/encoder/layers.0/self_attn/Cast:before"), QStringLiteral("--run"), QStringLiteral("--tab"),
+        QStringLiteral("image"), QStringLiteral("--screenshot"), png }));
+    EXPECT_EQ(r.status, kExitOk) << r.err.toStdString();
+
+    const QString model = QString::fromStdString(opscope::test::fixture("onnx/shape_only.onnx"));
+    r = runOpscope(scripted({ model, QStringLiteral("--input"), QStringLiteral("x=2x3x4"), QStringLiteral("--run") }));
+    EXPECT_EQ(r.status, kExitOk) << r.err.toStdString();
+    const QString bad = QString::fromStdString(opscope::test::fixture("onnx/truncated.onnx"));
+    r = runOpscope(scripted({ bad, QStringLiteral("--run") }));
+    EXPECT_EQ(r.status, kExitLoadFailed) << r.err.toStdString();
+    EXPECT_TRUE(r.err.contains(QStringLiteral("truncated.onnx"))) << r.err.toStdString();
+}
