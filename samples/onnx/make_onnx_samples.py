@@ -80,7 +80,8 @@ def record(model, name, args, input_names, modules):
     model.eval()
     captured = {}
     hooks = [dict(model.named_modules())[m].register_forward_hook(
-        lambda mod, inp, out, m=m: captured.__setitem__(m, out.detach().numpy())) for m in modules]
+        lambda mod, inp, out, m=m: captured.__setitem__(m, (out[0] if isinstance(out, tuple) else out).detach().numpy()))
+             for m in modules]
     with torch.no_grad():
         out = model(*args)
     for h in hooks:

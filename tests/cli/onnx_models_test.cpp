@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 
 using namespace opscope;
@@ -35,12 +36,11 @@ double excess(const Tensor& a, const Tensor& b, double rtol, double atol)
     return worst;
 }
 
-void compareWithTorch(const std::string& name)
+void compareWithTorch(const std::string& name, const std::string& model, const fs::path& dir = fixture("onnx/torch"))
 {
-    const fs::path dir = fs::path(fixture("onnx/torch"));
     const auto meta = nlohmann::json::parse(std::ifstream(dir / (name + ".json")));
     const fs::path work = tempDir("onnx_" + name);
-    std::string args = "run " + samplesOnnx(name + ".onnx");
+    std::string args = "run " + model;
     for (const auto& in : meta["inputs"])
         args += " --input " + in["name"].get<std::string>() + "=" + (dir / in["file"].get<std::string>()).string();
     args += " --output " + (work / "out.npy").string() + " --hooks " + (work / "hooks.jsonl").string() + " --dump "
@@ -72,12 +72,42 @@ void compareWithTorch(const std::string& name)
 
 TEST(OnnxModels, CnnWithBatchNormalizationMatchesPyTorch)
 {
-    compareWithTorch("cnn");
+    compareWithTorch("cnn", samplesOnnx("cnn.onnx"));
 }
 
 TEST(OnnxModels, TransformerEncoderWithPaddingMaskMatchesPyTorch)
 {
-    compareWithTorch("transformer");
+    compareWithTorch("transformer", samplesOnnx("transformer.onnx"));
+}
+
+TEST(OnnxModels, BidirectionalLstmClassifierMatchesPyTorch)
+{
+    compareWithTorch("lstm_classifier", fixture("onnx/torch/lstm_classifier.onnx"));
+}
+
+TEST(OnnxModels, EncoderDecoderWithConvTransposeAndResizeMatchesPyTorch)
+{
+    compareWithTorch("encoder_decoder", fixture("onnx/torch/encoder_decoder.onnx"));
+}
+
+TEST(OnnxModels, DepthwiseBlockWithHardSwishAndSqueezeExcitationMatchesPyTorch)
+{
+    compareWithTorch("mobile_block", fixture("onnx/torch/mobile_block.onnx"));
+}
+
+// torchvision's resnet18 and squeezenet1_1 (weights=None, seed 0) are 5-45 MB: exported here when
+// PyTorch is on the machine (Debian's python3-torch and python3-torchvision), else skipped.
+TEST(OnnxModels, TorchvisionResnet18AndSqueezenetMatchPyTorch)
+{
+    if (std::system("/usr/bin/python3 -c 'import torch, torchvision' >/dev/null 2>&1") != 0)
+        GTEST_SKIP() << "python3-torch and python3-torchvision are not installed: resnet18 and squeezenet1_1 are "
+                        "exported by tests/fixtures/onnx/torch/make_torch_models.py --large";
+    const fs::path out = tempDir("torchvision");
+    const std::string cmd = "/usr/bin/python3 " + fixture("onnx/torch/make_torch_models.py") + " --large --out "
+        + out.string() + " >/dev/null 2>&1";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    compareWithTorch("resnet18", (out / "resnet18.onnx").string(), out);
+    compareWithTorch("squeezenet1_1", (out / "squeezenet1_1.onnx").string(), out);
 }
 
 TEST(OnnxModels, HooksNameOnnxNodesOutputs)
