@@ -126,8 +126,7 @@ namespace {
     // `__in<k>__` text of a small constant: "[1, -1]".
     std::optional<std::string> inlineValue(const Tensor& t)
     {
-        if (t.ndim() > 1 || t.size() > static_cast<int64_t>(onnx_ops::kMaxInlineValues) || t.dtype() == DType::Bool)
-            return std::nullopt;
+        if (t.ndim() > 1 || t.size() > static_cast<int64_t>(onnx_ops::kMaxInlineValues)) return std::nullopt;
         std::vector<std::string> items;
         const TensorView v = t.view();
         for (int64_t i = 0; i < t.size(); ++i)

@@ -16,6 +16,7 @@ void registerOnnxOps(OpRegistry& r)
     registerOnnxLinalg(r);
     registerOnnxResize(r);
     registerOnnxRnn(r);
+    registerOnnxEinsum(r);
 }
 
 } // namespace opscope

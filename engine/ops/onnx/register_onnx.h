@@ -23,5 +23,6 @@ void registerOnnxLosses(OpRegistry& r); // NegativeLogLikelihoodLoss, SoftmaxCro
 void registerOnnxLinalg(OpRegistry& r); // Gemm, MatMul, Einsum
 void registerOnnxResize(OpRegistry& r); // Resize, Upsample, DepthToSpace, SpaceToDepth
 void registerOnnxRnn(OpRegistry& r); // RNN, LSTM, GRU
+void registerOnnxEinsum(OpRegistry& r); // Einsum, EyeLike, Shrink, Compress
 
 } // namespace opscope
