@@ -8,6 +8,7 @@
 #include "io/onnx_model_impl.h"
 #include "io/onnx_proto.h"
 #include "io/onnx_tensor.h"
+#include "ops/attrs.h"
 #include "ops/registry.h"
 
 #include <onnx/checker.h>
@@ -89,6 +90,60 @@ namespace {
     }
 }
 
+namespace {
+    // ONNX 1.12's shape inference divides by some attributes without checking them (a Conv with
+    // strides 0 is a division by zero in convPoolShapeInference): what it would trip on is refused
+    // first, naming the node.
+    void checkBeforeOnnxInference(const onnx::GraphProto& g, const std::string& path)
+    {
+        // The version converter's import also assumes every value is produced once, before it is
+        // read, and every graph output produced (it crashes otherwise).
+        std::set<std::string> produced;
+        for (const auto& vi : g.input())
+            produced.insert(vi.name());
+        for (const auto& t : g.initializer())
+            produced.insert(t.name());
+        std::map<std::string, int> seen;
+        for (const auto& node : g.node()) {
+            const std::string name = node.name().empty() ? node.op_type() + "_" + std::to_string(seen[node.op_type()]) : node.name();
+            ++seen[node.op_type()];
+            for (const auto& in : node.input())
+                if (!in.empty() && !produced.count(in))
+                    throw FileError(path + ": node '" + name + "' (" + node.op_type() + ") reads '" + in
+                        + "', which nothing before it produces");
+            for (const auto& out : node.output())
+                if (!out.empty() && !produced.insert(out).second)
+                    throw FileError(path + ": node '" + name + "' (" + node.op_type() + ") produces '" + out
+                        + "', which is produced already");
+        }
+        for (const auto& vi : g.output())
+            if (!produced.count(vi.name()))
+                throw FileError(path + ": graph output '" + vi.name() + "' is not produced by any node");
+        static const std::set<std::string> windowed = { "Conv", "ConvTranspose", "ConvInteger", "QLinearConv",
+            "MaxPool", "AveragePool", "LpPool", "MaxUnpool", "MaxRoiPool", "DeformConv" };
+        std::map<std::string, int> counts;
+        for (const auto& node : g.node()) {
+            const std::string name = node.name().empty() ? node.op_type() + "_" + std::to_string(counts[node.op_type()])
+                                                         : node.name();
+            ++counts[node.op_type()];
+            if (!windowed.count(node.op_type())) continue;
+            for (const auto& a : node.attribute()) {
+                const bool positive = a.name() == "strides" || a.name() == "dilations" || a.name() == "kernel_shape"
+                    || a.name() == "group";
+                const bool nonNegative = a.name() == "pads" || a.name() == "output_padding";
+                if (!positive && !nonNegative) continue;
+                auto bad = [&](int64_t v) { return positive ? v < 1 : v < 0; };
+                bool wrong = a.type() == onnx::AttributeProto::INT && bad(a.i());
+                for (int64_t v : a.ints())
+                    wrong = wrong || bad(v) || v > kMaxAttrInt;
+                if (wrong)
+                    throw FileError(path + ": node '" + name + "' (" + node.op_type() + "): attribute '" + a.name()
+                        + "' must be " + (positive ? "positive" : "zero or more"));
+            }
+        }
+    }
+}
+
 OnnxDocument OnnxDocument::read(const std::string& path)
 {
     auto impl = std::make_shared<Impl>();
@@ -139,6 +194,7 @@ OnnxDocument OnnxDocument::normalise(std::shared_ptr<Impl> impl, bool fromFile)
         throw FileError(path + ": the model fails ONNX's checker: " + onnxMessage(e));
     }
     impl->originalOpset = opset;
+    checkBeforeOnnxInference(model.graph(), path);
     if (opset < kMinOpset) {
         try {
             // The converter's adapters need the shapes shape inference gives.
@@ -150,6 +206,7 @@ OnnxDocument OnnxDocument::normalise(std::shared_ptr<Impl> impl, bool fromFile)
         }
         opset = kMinOpset;
     }
+    checkBeforeOnnxInference(model.graph(), path); // the converter may have added nodes
     try {
         onnx::shape_inference::InferShapes(model);
     } catch (const std::exception& e) {
