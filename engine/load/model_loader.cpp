@@ -308,6 +308,11 @@ std::vector<Tensor> gatherInputs(
                 Tensor t = makeInput(spec, seed + i);
                 const DType want = i < m.inputTypes.size() ? m.inputTypes[i] : DType::Float32;
                 if (t.dtype() != want) {
+                    // Numbers become other numbers of their kind; fractions never silently become
+                    // integers or truths.
+                    if (isFloatingType(t.dtype()) && !isFloatingType(want))
+                        throw TypeError("input '" + spec.name + "' takes " + dtypeName(want) + ", the file holds "
+                            + dtypeName(t.dtype()));
                     if (notes)
                         notes->push_back("input '" + spec.name + "': " + spec.file + " holds " + dtypeName(t.dtype())
                             + "; converted to " + dtypeName(want) + ", the type the model takes");

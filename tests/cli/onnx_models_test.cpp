@@ -156,3 +156,19 @@ TEST(OnnxModels, SymbolicDimensionsAreAskedForAndInputsChecked)
     EXPECT_EQ(info.status, 0) << lastStderr();
     EXPECT_NE(info.out.find("taken as 1"), std::string::npos) << info.out;
 }
+
+// A .npy of fractions for an input of integers or truths is refused (exit 3), never truncated; a
+// float64 file for a float32 input is converted, with a note.
+TEST(OnnxModels, AnInputFileOfAnotherKindOfNumberIsRefused)
+{
+    const fs::path work = tempDir("onnx_input_types");
+    writeNpy((work / "mask.npy").string(), Tensor::zeros(Shape({ 1, 8 })).view());
+    Result r = run("run sample:onnx-transformer --input padding_mask=" + (work / "mask.npy").string());
+    EXPECT_EQ(r.status, 3);
+    EXPECT_NE(lastStderr().find("input 'padding_mask' takes bool, the file holds float32"), std::string::npos)
+        << lastStderr();
+    writeNpy((work / "tokens.npy").string(), Tensor::zeros(Shape({ 1, 8, 32 }), DType::Float64).view());
+    r = run("run sample:onnx-transformer --input tokens=" + (work / "tokens.npy").string());
+    EXPECT_EQ(r.status, 0) << lastStderr();
+    EXPECT_NE(lastStderr().find("holds float64; converted to float32"), std::string::npos) << lastStderr();
+}
