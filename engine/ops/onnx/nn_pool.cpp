@@ -8,6 +8,7 @@
 #include "ops/registry.h"
 
 #include <cmath>
+#include <memory>
 
 namespace opscope {
 
@@ -115,6 +116,25 @@ void pool(const PoolParams& p, Kind kind, const Tensor& X, const Tensor& Y, cons
         }
 }
 
+// A float32 2-D MaxPool or AveragePool without dilations, ceil mode, Indices or asymmetric pads
+// runs on the engine's Pooling kernels (oneDNN where it applies); nullptr otherwise.
+std::unique_ptr<Kernel> enginePooling(const PoolParams& p, Kind kind, std::span<const Shape> in, std::span<const Shape> out)
+{
+    if (kind == Kind::Lp || in[0].ndim() != 4 || p.numOutputs > 1 || p.w.ceilMode) return nullptr;
+    for (int64_t d : p.w.dilations)
+        if (d != 1) return nullptr;
+    const ResolvedWindow win = windowOf(p, in[0], "pool");
+    if (!win.symmetric()) return nullptr;
+    auto tuple = [](const std::vector<int64_t>& v) { return "(" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + ")"; };
+    AttrMap attrs { { "kernel", tuple(win.kernel) }, { "stride", tuple(win.strides) }, { "pad", tuple(win.padBegin) },
+        { "pool_type", kind == Kind::Max ? "max" : "avg" }, { "pooling_convention", "valid" },
+        { "count_include_pad", p.countIncludePad || p.global ? "True" : "False" } };
+    const OpDef& pooling = OpRegistry::instance().get("Pooling");
+    const ParamsPtr params = pooling.parse(attrs);
+    std::unique_ptr<Kernel> k = pooling.makeKernel(*params, in.first(1), out.first(1), KernelKind::Dnnl);
+    return k && std::string(k->backend()) == "dnnl" ? std::move(k) : nullptr;
+}
+
 void addPool(OpRegistry& r, const char* name, Kind kind, bool global)
 {
     OpDef def = onnxOp(name);
@@ -158,6 +178,18 @@ void addPool(OpRegistry& r, const char* name, Kind kind, bool global)
                         pool<T>(p, kind, *in[0], *out[0], out.size() > 1 ? out[1] : nullptr, op.c_str());
                 });
             });
+    };
+    // oneDNN for float32 (another type at run time takes the reference loop).
+    def.dnnl = [op, kind, reference = def.reference](const OpParams& params, std::span<const Shape> in,
+                   std::span<const Shape> out) -> std::unique_ptr<Kernel> {
+        std::shared_ptr<Kernel> fast = enginePooling(paramsAs<PoolParams>(params), kind, in, out);
+        if (!fast) return nullptr;
+        std::shared_ptr<Kernel> slow = reference(params, in, out);
+        return lambdaKernel(paramsAs<PoolParams>(params),
+            [fast, slow](const PoolParams&, std::span<const Tensor* const> in, std::span<Tensor* const> out, RunContext& ctx) {
+                (in[0]->dtype() == DType::Float32 ? fast : slow)->run(in, out, ctx);
+            },
+            "dnnl");
     };
     addOnnxOp(r, std::move(def));
 }
