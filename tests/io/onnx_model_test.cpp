@@ -118,3 +118,28 @@ TEST(OnnxTypes, CodesMapBothWays)
     EXPECT_TRUE(isOnnxPath("a/b/Model.ONNX"));
     EXPECT_FALSE(isOnnxPath("model-symbol.json"));
 }
+
+// IR 3 (early PyTorch, CNTK) lists initializers among the graph inputs: such an input is a
+// parameter with the file's value, not an input the user must give.
+TEST(OnnxModel, AnIr3InputWithAnInitializerIsAParameter)
+{
+    const OnnxDocument doc = OnnxDocument::read(test::fixture("onnx/ir3_initializer_input.onnx"));
+    EXPECT_EQ(doc.irVersion(), 3);
+    ASSERT_EQ(doc.inputs().size(), 1u);
+    EXPECT_EQ(doc.inputs()[0].name, "x");
+    EXPECT_EQ(doc.inputs()[0].describe(), "(1, 2)");
+    OnnxGraph b = doc.build({ Shape({ 1, 2 }) });
+    // Shape of x and Size of w are computed while building.
+    EXPECT_EQ(b.foldedNodes, 2);
+    const std::vector<Tensor> out = runBuilt(b, { { "x", Tensor::zeros(Shape({ 1, 2 })) } });
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out[0].dataAs<int64_t>()[1], 2);
+    EXPECT_EQ(out[1].dataAs<int64_t>()[0], 3);
+    // A shape the model contradicts names the input and both shapes.
+    try {
+        doc.build({ Shape({ 1, 3 }) });
+        FAIL() << "accepted";
+    } catch (const ShapeError& e) {
+        EXPECT_NE(std::string(e.what()).find("input 'x': the model declares (1, 2), given (1, 3)"), std::string::npos) << e.what();
+    }
+}
