@@ -10,7 +10,8 @@ namespace opscope::cli {
 
 /// Exit statuses of opscope-cli (scripts rely on them).
 /// kNoHit: a run (or training) with --break/--break-on ended without pausing.
-enum ExitStatus { kOk = 0, kNoHit = 1, kUsage = 2, kBadFile = 3, kRunFailed = 4 };
+/// kDiverges: `diff` found the two runs differing beyond the tolerance.
+enum ExitStatus { kOk = 0, kNoHit = 1, kDiverges = 1, kUsage = 2, kBadFile = 3, kRunFailed = 4 };
 
 struct RunOptions {
     std::string model;

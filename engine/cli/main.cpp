@@ -2,6 +2,7 @@
 
 #include "cli/break_command.h"
 #include "cli/commands.h"
+#include "cli/diff_command.h"
 #include "cli/train_command.h"
 
 #include <CLI/CLI.hpp>
@@ -57,6 +58,25 @@ int main(int argc, char** argv)
         "\"grad norm>T\" test gradients only");
     train->add_option("--dump", t.dump, "with --break/--break-on: write the paused node's tensors to DIR/<name>.npy");
 
+    DiffOptions d;
+    auto* diff = app.add_subcommand("diff",
+        "run a model twice (or against a --dump folder) and compare every tensor: where the two runs part ways");
+    diff->add_option("MODEL_A", d.modelA, "run A's model: a .onnx, a -symbol.json or sample:NAME")->required();
+    diff->add_option("MODEL_B", d.modelB, "run B's model (default: MODEL_A)");
+    diff->add_option("--params-a", d.paramsA, "run A's parameter file");
+    diff->add_option("--params-b", d.paramsB, "run B's parameter file (a checkpoint)");
+    diff->add_option("--input-a", d.inputsA, "run A's NAME=FILE.npy or NAME=SHAPE[:fill]");
+    diff->add_option("--input-b", d.inputsB, "run B's inputs (default: A's)");
+    diff->add_option("--kernels-a", d.kernelsA, "auto, reference or onednn")
+        ->check(CLI::IsMember({ "auto", "reference", "onednn" }));
+    diff->add_option("--kernels-b", d.kernelsB, "auto, reference or onednn")
+        ->check(CLI::IsMember({ "auto", "reference", "onednn" }));
+    diff->add_option("--dump-b", d.dumpB, "run B is the tensors `run --monitor-all --dump DIR` wrote");
+    diff->add_option("--seed", d.seed, "seed of generated inputs and of sample parameters");
+    diff->add_option("--rtol", d.rtol, "relative tolerance (default 1e-3)")->check(CLI::NonNegativeNumber);
+    diff->add_option("--atol", d.atol, "absolute tolerance (default 1e-5)")->check(CLI::NonNegativeNumber);
+    diff->add_option("--json", d.json, "write every tensor's metrics and the first divergent node to FILE");
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -73,6 +93,10 @@ int main(int argc, char** argv)
         if (app.got_subcommand("list")) return listCommand();
         if (app.got_subcommand("train")) return trainCommand(t);
         if (app.got_subcommand("info")) return infoCommand(infoModel, infoParams, infoInputs);
+        if (app.got_subcommand("diff")) {
+            if (!d.modelB.empty() && !d.dumpB.empty()) return fail(kUsage, "diff: give MODEL_B or --dump-b, not both");
+            return diffCommand(d);
+        }
         if (!r.breaks.empty() || !r.breakOn.empty()) return runWithBreakpoints(r);
         return runCommand(r);
     } catch (const std::bad_alloc&) {

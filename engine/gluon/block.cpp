@@ -366,7 +366,7 @@ std::vector<Value> HybridBlock::callCached(const std::vector<Value>& inputs)
                 + std::to_string(inputs.size()));
     }
     if (!m_exec) {
-        m_exec = std::make_unique<Executor>(m_graph, m_flags);
+        m_exec = std::make_unique<Executor>(m_graph, m_flags, m_kernelKind);
         m_exec->attach(&m_hookObserver);
     }
     if (m_hookObserver.setHooks(ActiveHooks::collect())) m_exec->refreshWants();

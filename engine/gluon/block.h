@@ -129,6 +129,13 @@ public:
     void clearCache();
     /// True for a block given a graph of its own (SymbolBlock), which is never retraced.
     bool hasFixedGraph() const { return m_fixedGraph; }
+    /// Which kernels the cached graph runs (Auto: oneDNN where it pays); takes effect when the
+    /// executor is next made (clears the cache).
+    void set_kernel_kind(KernelKind kind)
+    {
+        m_kernelKind = kind;
+        m_exec.reset();
+    }
 
 protected:
     using Block::Block;
@@ -154,6 +161,7 @@ private:
 
     bool m_active = false;
     ExecFlags m_flags;
+    KernelKind m_kernelKind = KernelKind::Auto;
     std::shared_ptr<HookList> m_hooks = std::make_shared<HookList>();
     std::shared_ptr<Graph> m_graph;
     std::unique_ptr<Executor> m_exec;

@@ -1,0 +1,29 @@
+#pragma once
+
+// opscope-cli diff: two runs of a network compared tensor by tensor (engine/debug/compare.h).
+
+#include <string>
+#include <vector>
+
+namespace opscope::cli {
+
+struct DiffOptions {
+    std::string modelA, paramsA;
+    std::vector<std::string> inputsA;
+    std::string kernelsA = "auto";
+    /// Run B: another model (or the same one when empty), its parameters, inputs and kernels; or
+    /// the tensors an earlier `run --dump DIR` wrote.
+    std::string modelB, paramsB, dumpB;
+    std::vector<std::string> inputsB;
+    std::string kernelsB = "auto";
+    uint64_t seed = 0;
+    double rtol = 1e-3, atol = 1e-5;
+    std::string json;
+};
+
+/// Prints every matched tensor in A's order with its metrics, the tensors one side lacks, and on
+/// the last line the first divergent node or that everything agrees. Exit status 0 (within the
+/// tolerance), 1 (something diverges), else 2/3/4 as `run`.
+int diffCommand(const DiffOptions& options);
+
+} // namespace opscope::cli

@@ -1,0 +1,112 @@
+// opscope-cli diff: identical runs agree exactly, a perturbed parameter or input is found where it
+// first acts, a NaN injected mid-graph is found, kernels compared, a dump folder as run B, exit
+// statuses.
+
+#include "cli/cli_run.h"
+#include "common/test_paths.h"
+#include "io/npy.h"
+#include "gluon/export.h"
+#include "io/params_file.h"
+#include "models/registry.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+
+using namespace opscope;
+using namespace opscope::test;
+namespace fs = std::filesystem;
+
+namespace {
+std::string lastLine(const std::string& out)
+{
+    std::string s = out;
+    while (!s.empty() && s.back() == '\n')
+        s.pop_back();
+    return s.substr(s.rfind('\n') + 1);
+}
+
+// lenet exported as MXNet files, and a copy of its parameters with one array changed.
+fs::path exportLenet(const fs::path& dir, const std::string& param, float delta)
+{
+    samples::Sample s = samples::makeSample("lenet");
+    s.block->hybridize();
+    s.block->call(s.defaultInputs);
+    gluon::export_(*s.block, (dir / "lenet").string(), 0);
+    NamedTensors arrays = loadParams((dir / "lenet-0000.params").string());
+    bool found = false;
+    for (auto& [name, t] : arrays)
+        if (stripParamPrefix(name) == param) {
+            Tensor c = t.copy();
+            c.data()[0] += delta;
+            t = c;
+            found = true;
+        }
+    EXPECT_TRUE(found) << param;
+    saveParams((dir / "changed.params").string(), arrays);
+    return dir / "lenet-symbol.json";
+}
+}
+
+TEST(Diff, IdenticalRunsAgreeAndKernelsAreWithinTolerance)
+{
+    Result same = run("diff sample:mini-resnet");
+    EXPECT_EQ(same.status, 0) << lastStderr();
+    EXPECT_NE(lastLine(same.out).find("no divergence"), std::string::npos) << same.out;
+    Result kernels = run("diff sample:lenet --kernels-b reference --rtol 1e-3 --atol 1e-4");
+    EXPECT_EQ(kernels.status, 0) << kernels.out;
+}
+
+TEST(Diff, APerturbedParameterIsFoundAtTheLayerThatReadsIt)
+{
+    const fs::path dir = tempDir("diff_param");
+    const fs::path symbol = exportLenet(dir, "hybridsequential0_conv1_weight", 0.5f);
+    const fs::path json = dir / "diff.json";
+    Result r = run("diff " + symbol.string() + " --input-a data=1x1x28x28:uniform --params-b "
+        + (dir / "changed.params").string() + " --json " + json.string());
+    EXPECT_EQ(r.status, 1) << r.out << lastStderr();
+    EXPECT_EQ(lastLine(r.out), "first divergent node: hybridsequential0_conv1_fwd") << r.out;
+    const auto j = nlohmann::json::parse(std::ifstream(json));
+    EXPECT_EQ(j["first_divergent_node"], "hybridsequential0_conv1_fwd");
+    // conv0 and what follows it up to conv1 agree exactly.
+    for (const auto& t : j["tensors"])
+        if (t["name"] == "hybridsequential0_pool0_fwd_output") EXPECT_EQ(t["max_abs"], 0.0);
+}
+
+TEST(Diff, AChangedInputIsFoundAtTheFirstOpReadingIt)
+{
+    Result r = run("diff sample:mlp --input-a data=4x2:ones --input-b data=4x2:zeros");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(lastLine(r.out), "first divergent node: hybridsequential0_dense0_fwd") << r.out;
+}
+
+TEST(Diff, ANanInjectedIsFoundWhereItEntersAndSaidToBeOneSided)
+{
+    const fs::path dir = tempDir("diff_nan");
+    Tensor a = Tensor::full(Shape({ 4, 2 }), 0.5f);
+    Tensor b = a.copy();
+    b.data()[3] = NAN;
+    writeNpy((dir / "a.npy").string(), a.view());
+    writeNpy((dir / "b.npy").string(), b.view());
+    Result r = run("diff sample:mlp --input-a data=" + (dir / "a.npy").string() + " --input-b data="
+        + (dir / "b.npy").string());
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_NE(r.out.find("NaN/Inf only in B"), std::string::npos) << r.out;
+    EXPECT_EQ(lastLine(r.out), "first divergent node: hybridsequential0_dense0_fwd") << r.out;
+}
+
+TEST(Diff, AnOnnxModelAgainstItsDumpAndAgainstOtherKernels)
+{
+    const fs::path dir = tempDir("diff_dump");
+    Result dump = run("run sample:onnx-cnn --monitor-all --dump " + (dir / "dump").string());
+    ASSERT_EQ(dump.status, 0) << lastStderr();
+    Result r = run("diff sample:onnx-cnn --dump-b " + (dir / "dump").string());
+    EXPECT_EQ(r.status, 0) << r.out;
+    Result k = run("diff sample:onnx-cnn --kernels-b reference --atol 1e-4");
+    EXPECT_EQ(k.status, 0) << k.out;
+    // Statuses as run's: a missing model 3, both MODEL_B and --dump-b 2.
+    EXPECT_EQ(run("diff nowhere.onnx").status, 3);
+    EXPECT_EQ(run("diff sample:mlp sample:mlp --dump-b " + dir.string()).status, 2);
+}
