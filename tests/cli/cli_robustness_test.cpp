@@ -86,7 +86,9 @@ TEST(CliLimits, ARunWhosePlanDoesNotFitIsRefusedBeforeItStarts)
     r = run("run sample:lenet --input data=65536x1x28x28", kUlimit);
     EXPECT_FALSE(signalled(r)) << r.status;
     EXPECT_TRUE(r.status == 4 || r.status == 0) << r.status << lastStderr();
-    if (r.status == 4) EXPECT_NE(lastStderr().find("bytes"), std::string::npos) << lastStderr();
+    if (r.status == 4) {
+        EXPECT_NE(lastStderr().find("bytes"), std::string::npos) << lastStderr();
+    }
 }
 
 TEST(CliHostileFiles, AnAttributeThatAsksForTerabytesEndsTheRunNamingTheNode)

@@ -65,6 +65,16 @@ namespace {
 } // namespace
 
 namespace {
+    Case mxnetCase(std::string name, std::string symbol, std::string params, std::string npy)
+    {
+        Case c;
+        c.name = std::move(name);
+        c.symbol = std::move(symbol);
+        c.params = std::move(params);
+        c.npy = std::move(npy);
+        return c;
+    }
+
     // Every .onnx under `dir` that loads, with inputs of its declared shapes (symbolic dimensions 2)
     // and types.
     void addOnnxSeeds(std::vector<Case>& seeds, const fs::path& dir)
@@ -115,19 +125,19 @@ std::vector<Case> makeSeeds(const fs::path& sharedModels, const std::vector<fs::
         s.block->call(s.defaultInputs);
         const std::string prefix = (dir / name).string();
         gluon::export_(*s.block, prefix, 0);
-        seeds.push_back({ name, readFile(prefix + "-symbol.json"), readFile(prefix + "-0000.params"),
-            serializeNpy(s.defaultInputs.at(0).view()) });
+        seeds.push_back(mxnetCase(name, readFile(prefix + "-symbol.json"), readFile(prefix + "-0000.params"),
+            serializeNpy(s.defaultInputs.at(0).view())));
     }
     fs::remove_all(dir);
     std::error_code ec;
     if (fs::exists(sharedModels / "mnist-symbol.json", ec)) {
         const std::string digit = serializeNpy(Tensor::uniform(Shape({ 1, 1, 28, 28 }), 0, 1).view());
-        seeds.push_back({ "mnist", readFile(sharedModels / "mnist-symbol.json"), readFile(sharedModels / "mnist-0035.params"),
-            digit });
-        seeds.push_back({ "lenet-export", readFile(sharedModels / "lenet-symbol.json"),
-            readFile(sharedModels / "lenet-0001.params"), digit });
-        seeds.push_back({ "legacy-mlp", readFile(sharedModels / "legacy-mlp-symbol.json"),
-            readFile(sharedModels / "legacy-mlp-0001.params"), serializeNpy(Tensor::ones(Shape({ 2, 784 })).view()) });
+        seeds.push_back(mxnetCase("mnist", readFile(sharedModels / "mnist-symbol.json"),
+            readFile(sharedModels / "mnist-0035.params"), digit));
+        seeds.push_back(mxnetCase("lenet-export", readFile(sharedModels / "lenet-symbol.json"),
+            readFile(sharedModels / "lenet-0001.params"), digit));
+        seeds.push_back(mxnetCase("legacy-mlp", readFile(sharedModels / "legacy-mlp-symbol.json"),
+            readFile(sharedModels / "legacy-mlp-0001.params"), serializeNpy(Tensor::ones(Shape({ 2, 784 })).view())));
     }
     return seeds;
 }
