@@ -259,7 +259,10 @@ void registerOnnxElementwise(OpRegistry& r)
     addBinary(r, "And", kBool, true, [](auto a, auto b) { return a && b; });
     addBinary(r, "Or", kBool, true, [](auto a, auto b) { return a || b; });
     addBinary(r, "Xor", kBool, true, [](auto a, auto b) { return a != b; });
-    addBinary(r, "PRelu", kNumericTypes, false, [](auto x, auto slope) { return x < 0 ? x * slope : x; });
+    addBinary(r, "PRelu", kNumericTypes, false, [](auto x, auto slope) {
+        if constexpr (std::is_same_v<decltype(x), bool> || std::is_unsigned_v<decltype(x)>) return x;
+        else return x < 0 ? x * slope : x;
+    });
     addMod(r);
     addPow(r);
     addWhere(r);

@@ -175,7 +175,11 @@ void registerOnnxUnary(OpRegistry& r)
         else return x < 0 ? -x : x;
     });
     addUnary(r, "Neg", kSigned, [](auto x) { return -x; });
-    addUnary(r, "Sign", kNumericTypes, [](auto x) { return x > 0 ? decltype(x)(1) : x < 0 ? decltype(x)(-1) : decltype(x)(0); });
+    addUnary(r, "Sign", kNumericTypes, [](auto x) {
+        using C = decltype(x);
+        if constexpr (std::is_same_v<C, bool> || std::is_unsigned_v<C>) return static_cast<C>(x != 0);
+        else return x > 0 ? C(1) : x < 0 ? C(-1) : C(0);
+    });
     addFloatUnary(r, "Exp", [](auto x) { return std::exp(x); });
     addFloatUnary(r, "Log", [](auto x) { return std::log(x); });
     addFloatUnary(r, "Sqrt", [](auto x) { return std::sqrt(x); });
