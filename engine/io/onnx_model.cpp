@@ -262,9 +262,18 @@ OnnxDocument OnnxDocument::normalise(std::shared_ptr<Impl> impl, bool fromFile)
                 info.symbols.push_back(d.has_dim_param() ? d.dim_param() : "");
             }
         }
+        for (int64_t d : info.dims)
+            if (d > (int64_t(1) << 40))
+                throw FileError(path + ": input '" + vi.name() + "' declares dimension " + std::to_string(d)
+                    + ", more than any tensor can have");
         if (info.dims.size() > static_cast<size_t>(Shape::kMaxDims))
             throw FileError(path + ": input '" + vi.name() + "' has " + std::to_string(info.dims.size())
                 + " dimensions; tensors have at most " + std::to_string(Shape::kMaxDims));
+        try {
+            (void)info.staticShape().size(); // the declared element count must fit int64
+        } catch (const ResourceError& e) {
+            throw FileError(path + ": input '" + vi.name() + "' " + info.describe() + ": " + e.what());
+        }
         impl->inputs.push_back(std::move(info));
     }
 

@@ -2,6 +2,8 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <limits>
+
 namespace opscope::fuzz {
 
 namespace {
@@ -11,7 +13,7 @@ namespace {
     {
         const auto& v = interestingIntegers();
         const int64_t x = v[pick<size_t>(rng, 0, v.size() - 1)];
-        return pick(rng, 0, 3) == 0 ? -x : x;
+        return pick(rng, 0, 3) == 0 && x != std::numeric_limits<int64_t>::min() ? -x : x;
     }
 
     void mutateStructure(onnx::ModelProto& m, Rng& rng, const std::vector<std::string>& operators)

@@ -1,5 +1,6 @@
 #include "ops/onnx/index_util.h"
 
+#include "core/checked.h"
 #include "core/error.h"
 #include "ops/onnx/onnx_kernels.h"
 
@@ -186,7 +187,7 @@ ResolvedSlice resolveSlice(const SliceSpec& spec, const Shape& in)
         seen[static_cast<size_t>(axis)] = true;
         const int64_t dim = in[axis];
         const int64_t step = spec.steps.empty() ? 1 : spec.steps[i];
-        if (step == 0) throw ShapeError("Slice: step 0");
+        if (step == 0 || step == std::numeric_limits<int64_t>::min()) throw ShapeError("Slice: step " + std::to_string(step));
         int64_t start = spec.starts[i], end = spec.ends[i];
         if (start < 0) start = start < -dim ? -1 : start + dim; // keep huge negatives from overflowing
         if (end < 0) end = end < -dim ? -1 : end + dim;
@@ -197,8 +198,8 @@ ResolvedSlice resolveSlice(const SliceSpec& spec, const Shape& in)
             start = std::clamp<int64_t>(start, -1, dim - 1);
             end = std::clamp<int64_t>(end, -1, dim - 1);
         }
-        const int64_t count = step > 0 ? (end > start ? (end - start + step - 1) / step : 0)
-                                       : (start > end ? (start - end + (-step) - 1) / (-step) : 0);
+        const int64_t count = step > 0 ? (end > start ? (end - start - 1) / step + 1 : 0)
+                                       : (start > end ? (start - end - 1) / (-step) + 1 : 0);
         r.start[static_cast<size_t>(axis)] = count ? start : 0;
         r.step[static_cast<size_t>(axis)] = step;
         r.shape[axis] = count;
@@ -237,7 +238,10 @@ Shape paddedShape(const Shape& in, const std::vector<int64_t>& pads)
     Shape s = in;
     const int rank = in.ndim();
     for (int d = 0; d < rank; ++d) {
-        const int64_t v = in[d] + pads[static_cast<size_t>(d)] + pads[static_cast<size_t>(d + rank)];
+        const auto a = checkedAdd(in[d], pads[static_cast<size_t>(d)]);
+        const auto b = a ? checkedAdd(*a, pads[static_cast<size_t>(d + rank)]) : std::nullopt;
+        if (!b) throw ShapeError("Pad: dimension " + std::to_string(d) + " of " + in.str() + " with its pads overflows");
+        const int64_t v = *b;
         if (v < 0) throw ShapeError("Pad: dimension " + std::to_string(d) + " of " + in.str() + " would be " + std::to_string(v));
         s[d] = v;
     }

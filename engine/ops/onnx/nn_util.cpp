@@ -1,5 +1,6 @@
 #include "ops/onnx/nn_util.h"
 
+#include "core/checked.h"
 #include "core/error.h"
 
 #include <algorithm>
@@ -17,14 +18,15 @@ WindowAttrs readWindowAttrs(const OnnxAttrs& a)
     w.dilations = a.getInts("dilations", {});
     w.pads = a.getInts("pads", {});
     w.ceilMode = a.getInt("ceil_mode", 0) != 0;
+    // Bounded like MXNet's attributes, so no product of two of them leaves int64.
     for (int64_t v : w.kernel)
-        if (v < 1) a.fail("kernel_shape", "must be positive");
+        if (v < 1 || v > kMaxAttrInt) a.fail("kernel_shape", "must be positive and at most 2^31 - 1");
     for (int64_t v : w.strides)
-        if (v < 1) a.fail("strides", "must be positive");
+        if (v < 1 || v > kMaxAttrInt) a.fail("strides", "must be positive and at most 2^31 - 1");
     for (int64_t v : w.dilations)
-        if (v < 1) a.fail("dilations", "must be positive");
+        if (v < 1 || v > kMaxAttrInt) a.fail("dilations", "must be positive and at most 2^31 - 1");
     for (int64_t v : w.pads)
-        if (v < 0) a.fail("pads", "must not be negative");
+        if (v < 0 || v > kMaxAttrInt) a.fail("pads", "must be from 0 to 2^31 - 1");
     return w;
 }
 
@@ -88,6 +90,10 @@ ResolvedTransposeWindow resolveTransposeWindow(const WindowAttrs& a, const Shape
     r.dilations = orDefault(a.dilations, sp, 1, "dilations", "ConvTranspose");
     const std::vector<int64_t> pads = orDefault(a.pads, 2 * sp, 0, "pads", "ConvTranspose");
     const std::vector<int64_t> adj = orDefault(outputPadding, sp, 0, "output_padding", "ConvTranspose");
+    for (int64_t v : adj)
+        if (v < 0 || v > kMaxAttrInt) throw ShapeError("ConvTranspose: output_padding " + std::to_string(v) + " is out of range");
+    for (int64_t v : outputShape)
+        if (v < 0 || v > (int64_t(1) << 52)) throw ShapeError("ConvTranspose: output_shape " + std::to_string(v) + " is out of range");
     std::vector<int64_t> target = outputShape;
     if (target.size() == sp + 2) target.erase(target.begin(), target.begin() + 2);
     if (!target.empty() && target.size() != sp)
@@ -98,7 +104,10 @@ ResolvedTransposeWindow resolveTransposeWindow(const WindowAttrs& a, const Shape
         int64_t begin = pads[d], end = pads[d + sp], out = 0;
         if (!target.empty() || a.autoPad == "SAME_UPPER" || a.autoPad == "SAME_LOWER") {
             out = !target.empty() ? target[d] : in * r.strides[d];
-            const int64_t total = std::max<int64_t>(0, r.strides[d] * (in - 1) + adj[d] + extent - out);
+            const auto grown = checkedMul(r.strides[d], std::max<int64_t>(in - 1, 0));
+            if (!grown || *grown > (int64_t(1) << 52) || !checkedMul(in, r.strides[d]))
+                throw ShapeError("ConvTranspose: input " + x.str() + " with stride " + std::to_string(r.strides[d]) + " is too large");
+            const int64_t total = std::max<int64_t>(0, *grown + adj[d] + extent - out);
             if (a.autoPad == "SAME_UPPER") {
                 begin = total / 2;
             } else {
@@ -107,7 +116,11 @@ ResolvedTransposeWindow resolveTransposeWindow(const WindowAttrs& a, const Shape
             end = total - begin;
         } else {
             if (a.autoPad == "VALID") begin = end = 0;
-            out = r.strides[d] * (in - 1) + adj[d] + extent - begin - end;
+            const auto grown = checkedMul(r.strides[d], std::max<int64_t>(in - 1, 0));
+            if (!grown || *grown > (int64_t(1) << 52))
+                throw ShapeError("ConvTranspose: output dimension " + std::to_string(d + 2) + " of input " + x.str()
+                    + " with stride " + std::to_string(r.strides[d]) + " is too large");
+            out = *grown + adj[d] + extent - begin - end;
         }
         if (out < 0) throw ShapeError("ConvTranspose: output dimension " + std::to_string(out) + " for input " + x.str());
         r.padBegin.push_back(begin);

@@ -34,8 +34,11 @@ Shape resizedShape(const ResizeParams& p, const Shape& in, const char* op)
     if (!p.sizes.empty()) {
         if (static_cast<int>(p.sizes.size()) != in.ndim())
             throw ShapeError(std::string(op) + ": " + std::to_string(p.sizes.size()) + " sizes for rank " + std::to_string(in.ndim()));
-        for (int d = 0; d < in.ndim(); ++d)
-            s[d] = p.sizes[static_cast<size_t>(d)];
+        for (int d = 0; d < in.ndim(); ++d) {
+            const int64_t v = p.sizes[static_cast<size_t>(d)];
+            if (v < 0 || v > (int64_t(1) << 40)) throw ShapeError(std::string(op) + ": size " + std::to_string(v) + " is out of range");
+            s[d] = v;
+        }
         return s;
     }
     if (static_cast<int>(p.scales.size()) != in.ndim())
@@ -252,7 +255,7 @@ void addDepthSpace(OpRegistry& r)
             OnnxAttrs a(attrs, name);
             a.fillBase(*p, 1, 1);
             p->blocksize = a.getInt("blocksize");
-            if (p->blocksize < 1) a.fail("blocksize", "must be positive");
+            if (p->blocksize < 1 || p->blocksize > 65536) a.fail("blocksize", "must be from 1 to 65536");
             const std::string mode = a.getString("mode", "DCR");
             if (mode != "DCR" && mode != "CRD") a.fail("mode", "expected DCR or CRD");
             p->crd = mode == "CRD";

@@ -2,6 +2,7 @@
 // Squeeze, Unsqueeze, Transpose, Concat, Split, Expand, Tile, Shape, Size, ConstantOfShape, Range.
 // They work on raw bytes, so every element type is supported.
 
+#include "core/checked.h"
 #include "ops/onnx/onnx_kernels.h"
 #include "ops/onnx/register_onnx.h"
 #include "ops/onnx/shape_util.h"
@@ -263,7 +264,9 @@ void addExpandTile(OpRegistry& r)
             Shape s = in[0];
             for (int d = 0; d < s.ndim(); ++d) {
                 if (v[static_cast<size_t>(d)] < 0) throw ShapeError("Tile: negative repeat " + std::to_string(v[static_cast<size_t>(d)]));
-                s[d] *= v[static_cast<size_t>(d)];
+                const auto grown = checkedMul(s[d], v[static_cast<size_t>(d)]);
+                if (!grown) throw ShapeError("Tile: " + in[0].str() + " repeated " + std::to_string(v[static_cast<size_t>(d)]) + " times overflows");
+                s[d] = *grown;
             }
             out[0] = s;
         };
@@ -367,7 +370,9 @@ void addRange(OpRegistry& r)
             a.requireInputInts(!start ? 0 : !limit ? 1 : 2, "start, limit and delta");
         const double d = (*delta)[0];
         if (d == 0) a.fail("__in2__", "delta is 0");
-        p->values = { static_cast<int64_t>(std::max(0.0, std::ceil(((*limit)[0] - (*start)[0]) / d))) };
+        const double count = std::max(0.0, std::ceil(((*limit)[0] - (*start)[0]) / d));
+        if (!(count <= 1e15)) a.fail("__in1__", "the range has too many elements");
+        p->values = { static_cast<int64_t>(count) };
         return p;
     };
     def.inferShape = [](const OpParams& p, std::vector<Shape>&, std::vector<Shape>& out) {

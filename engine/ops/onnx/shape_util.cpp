@@ -1,5 +1,6 @@
 #include "ops/onnx/shape_util.h"
 
+#include "core/checked.h"
 #include "core/error.h"
 #include "ops/onnx/onnx_op.h"
 
@@ -44,7 +45,9 @@ Shape reshapeTarget(const Shape& in, const std::vector<int64_t>& spec, bool allo
         } else if (d < 0) {
             throw ShapeError("Reshape: negative dimension " + std::to_string(d));
         } else {
-            known *= d;
+            const auto grown = checkedMul(known, d);
+            if (!grown) throw ShapeError("Reshape: the shape's dimensions overflow");
+            known = *grown;
         }
         s.push_back(d);
     }
@@ -160,7 +163,9 @@ std::vector<int64_t> splitSizes(int64_t length, const std::vector<int64_t>& give
         int64_t total = 0;
         for (int64_t s : given) {
             if (s < 0) throw ShapeError("Split: negative size " + std::to_string(s));
-            total += s;
+            const auto sum = checkedAdd(total, s);
+            if (!sum) throw ShapeError("Split: the sizes overflow");
+            total = *sum;
         }
         if (total != length)
             throw ShapeError("Split: sizes add up to " + std::to_string(total) + ", the axis has " + std::to_string(length));
