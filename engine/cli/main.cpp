@@ -1,5 +1,6 @@
 // opscope-cli: runs and inspects models without a window, for scripts and CI.
 
+#include "cli/bench_command.h"
 #include "cli/break_command.h"
 #include "cli/commands.h"
 #include "cli/diff_command.h"
@@ -77,6 +78,24 @@ int main(int argc, char** argv)
     diff->add_option("--atol", d.atol, "absolute tolerance (default 1e-5)")->check(CLI::NonNegativeNumber);
     diff->add_option("--json", d.json, "write every tensor's metrics and the first divergent node to FILE");
 
+    BenchOptions b;
+    auto* bench = app.add_subcommand("bench", "time whole passes of a model and each of its ops, slowest first");
+    bench->add_option("MODEL", b.model, "a .onnx, a -symbol.json or sample:NAME")->required();
+    bench->add_option("--params", b.params, "parameter file (default: beside the symbol file, highest epoch)");
+    bench->add_option("--input", b.inputs, "NAME=FILE.npy or NAME=SHAPE[:ones|zeros|uniform|normal]");
+    bench->add_option("--seed", b.seed, "seed of generated inputs and of sample parameters");
+    bench->add_option("--mode", b.mode, "hybrid, static_alloc or static_shape (default)")
+        ->check(CLI::IsMember({ "hybrid", "static_alloc", "static_shape" }));
+    bench->add_option("--kernels", b.kernels, "auto (default), reference or onednn")
+        ->check(CLI::IsMember({ "auto", "reference", "onednn" }));
+    bench->add_option("--threads", b.threads, "threads of the kernels (default: OMP_NUM_THREADS, else every core)")
+        ->check(CLI::PositiveNumber);
+    bench->add_option("--repeat", b.repeat, "timed passes (default 20)")->check(CLI::PositiveNumber);
+    bench->add_option("--warmup", b.warmup, "passes run before timing (default 3)")->check(CLI::NonNegativeNumber);
+    bench->add_flag("--hook", b.hook, "watch every op with a no-op op hook (what watching costs)");
+    bench->add_option("--trace", b.trace, "write a Chrome trace-event file (Perfetto, chrome://tracing)");
+    bench->add_option("--json", b.json, "write the figures to FILE as JSON");
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -92,6 +111,7 @@ int main(int argc, char** argv)
     try {
         if (app.got_subcommand("list")) return listCommand();
         if (app.got_subcommand("train")) return trainCommand(t);
+        if (app.got_subcommand("bench")) return benchCommand(b);
         if (app.got_subcommand("info")) return infoCommand(infoModel, infoParams, infoInputs);
         if (app.got_subcommand("diff")) {
             if (!d.modelB.empty() && !d.dumpB.empty()) return fail(kUsage, "diff: give MODEL_B or --dump-b, not both");

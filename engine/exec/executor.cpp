@@ -9,7 +9,13 @@
 
 namespace opscope {
 
-
+namespace {
+    int64_t nowNs()
+    {
+        return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+            .count();
+    }
+}
 
 Executor::Executor(std::shared_ptr<const Graph> graph, ExecFlags flags, KernelKind kind)
     : m_graph(std::move(graph))
@@ -230,6 +236,14 @@ RunResult Executor::run(std::span<const Tensor> variables)
 RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
 {
     const Graph& g = *m_graph;
+    RunProfile* const prof = m_profile;
+    if (prof) {
+        prof->steps.clear();
+        prof->begin = nowNs();
+        prof->end = prof->begin;
+        prof->planNs = 0;
+        prof->thread = currentThreadNumber();
+    }
     if (variables.size() != g.variables().size())
         throw UsageError("graph has " + std::to_string(g.variables().size()) + " variables, "
             + std::to_string(variables.size()) + " tensors given");
@@ -244,8 +258,11 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
                     throw ShapeError(g.describe(g.variables()[v]) + ": static_shape executor was prepared for "
                         + m_planVariableShapes[v].str() + ", called with " + variables[v].shape().str());
         }
+        const int64_t planBegin = prof ? nowNs() : 0;
         plan(variables);
+        if (prof) prof->planNs = nowNs() - planBegin;
     }
+    if (prof) prof->steps.reserve(m_steps.size());
     for (size_t v = 0; v < variables.size(); ++v)
         m_values[g.entryId(g.variables()[v], 0)] = variables[v];
 
@@ -302,12 +319,23 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
                 throw ResourceError(g.describe(s.node) + ": " + e.what());
             }
         }
-        if (hasPhase(s.wants, OpPhase::Before) && notify(i, OpPhase::Before)) {
-            result.status = RunStatus::Stopped;
-            result.stoppedAt = s.node;
-            result.stoppedPhase = OpPhase::Before;
-            break;
+        StepTiming* timing = nullptr;
+        if (prof) {
+            timing = &prof->steps.emplace_back();
+            timing->node = s.node;
+            timing->beforeBegin = timing->beforeEnd = nowNs();
         }
+        if (hasPhase(s.wants, OpPhase::Before)) {
+            const bool stop = notify(i, OpPhase::Before);
+            if (timing) timing->beforeEnd = nowNs();
+            if (stop) {
+                result.status = RunStatus::Stopped;
+                result.stoppedAt = s.node;
+                result.stoppedPhase = OpPhase::Before;
+                break;
+            }
+        }
+        if (timing) timing->kernelBegin = timing->beforeEnd;
         try {
             s.kernel->run(std::span<const Tensor* const>(m_inPtrs.data() + s.inBegin, s.inCount),
                 std::span<Tensor* const>(m_outPtrs.data() + s.outBegin, s.outCount), ctx);
@@ -316,11 +344,19 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
         }
         m_firstCallAfter = !s.called;
         m_steps[i].called = true;
-        if (hasPhase(s.wants, OpPhase::After) && notify(i, OpPhase::After)) {
-            result.status = RunStatus::Stopped;
-            result.stoppedAt = s.node;
-            result.stoppedPhase = OpPhase::After;
-            break;
+        if (timing) {
+            timing->kernelEnd = timing->afterBegin = timing->afterEnd = nowNs();
+            timing->firstCall = m_firstCallAfter;
+        }
+        if (hasPhase(s.wants, OpPhase::After)) {
+            const bool stop = notify(i, OpPhase::After);
+            if (timing) timing->afterEnd = nowNs();
+            if (stop) {
+                result.status = RunStatus::Stopped;
+                result.stoppedAt = s.node;
+                result.stoppedPhase = OpPhase::After;
+                break;
+            }
         }
         if (!keep) {
             // Free each intermediate after its last consumer; variables belong to the caller.
@@ -347,6 +383,7 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
         for (uint32_t v : g.variables())
             m_values[g.entryId(v, 0)] = Tensor();
     }
+    if (prof) prof->end = nowNs();
     return result;
 }
 

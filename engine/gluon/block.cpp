@@ -368,6 +368,7 @@ std::vector<Value> HybridBlock::callCached(const std::vector<Value>& inputs)
     if (!m_exec) {
         m_exec = std::make_unique<Executor>(m_graph, m_flags, m_kernelKind);
         m_exec->attach(&m_hookObserver);
+        m_exec->setProfile(m_profile);
     }
     if (m_hookObserver.setHooks(ActiveHooks::collect())) m_exec->refreshWants();
     const size_t nvars = g.variables().size();

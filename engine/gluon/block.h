@@ -137,6 +137,14 @@ public:
         m_exec.reset();
     }
 
+    /// Times every cached-graph run from now on, the first included, into `profile` (not owned;
+    /// nullptr stops): Executor::setProfile on this block's executor, now and when it is made.
+    void set_profile(RunProfile* profile)
+    {
+        m_profile = profile;
+        if (m_exec) m_exec->setProfile(profile);
+    }
+
 protected:
     using Block::Block;
     /// Registers one of this block's parameters (MXNet's `self.params.get(...)`).
@@ -162,6 +170,7 @@ private:
     bool m_active = false;
     ExecFlags m_flags;
     KernelKind m_kernelKind = KernelKind::Auto;
+    RunProfile* m_profile = nullptr;
     std::shared_ptr<HookList> m_hooks = std::make_shared<HookList>();
     std::shared_ptr<Graph> m_graph;
     std::unique_ptr<Executor> m_exec;

@@ -1,0 +1,61 @@
+#pragma once
+
+// The figures `opscope-cli bench` reports: pass times, each op's self time, its share of the pass
+// and its GFLOP/s, from the executor's run profiles (exec/profile.h); as a table, as JSON for
+// scripts and as a Chrome trace-event file (Perfetto, chrome://tracing).
+
+#include "exec/executor.h"
+
+#include <nlohmann/json.hpp>
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace opscope::cli {
+
+struct OpFigures {
+    uint32_t node = 0;
+    std::string name, op, backend;
+    double selfMs = 0; ///< median over the measured passes of the kernel's time
+    double minMs = 0, maxMs = 0;
+    double share = 0; ///< selfMs over the median pass
+    int64_t flops = -1; ///< per pass (exec/op_flops.h); -1: not defined for the op
+    double gflops = 0; ///< flops at selfMs (0 when flops is not defined)
+    double observerMs = 0; ///< median time in hooks, breakpoints and watchpoints around it
+    double prepareMs = 0; ///< making its kernel when the executor planned (oneDNN primitive creation)
+    double firstCallMs = 0; ///< its kernel's first run after that (one-time setup included)
+};
+
+struct BenchFigures {
+    std::string model, mode, kernels;
+    int threads = 1, repeat = 0, warmup = 0;
+    bool hooked = false; ///< a no-op op hook watched every op
+    std::vector<double> passMs; ///< every measured pass, in order
+    double medianMs = 0, minMs = 0, maxMs = 0;
+    double firstCallMs = 0, planMs = 0; ///< the first call, and the part of it spent planning
+    double opsMs = 0; ///< the sum of the ops' median self times
+    double observerMs = 0; ///< the sum of their median observer times
+    std::vector<OpFigures> ops; ///< slowest first
+};
+
+/// `first` profiles the first call (it planned), `measured` the passes after the warm-up, whose
+/// wall times (as the caller saw them) are `passMs`.
+BenchFigures summarize(const Executor& executor, const RunProfile& first, const std::vector<RunProfile>& measured,
+    std::vector<double> passMs);
+
+double median(std::vector<double> values);
+
+void printTable(std::ostream& out, const BenchFigures& figures);
+
+/// {"model", "mode", ..., "median_ms", "min_ms", "max_ms", "passes_ms", "ops": [{"node", "op",
+/// "self_ms", ...}]}.
+nlohmann::json toJson(const BenchFigures& figures);
+
+/// Chrome trace-event JSON: one complete ("X") slice per op per pass on the thread that ran it,
+/// observer time as slices of their own, one slice per pass around them. `runs` in the order they
+/// ran; `labels` names each ("first call", "warm-up 1", "pass 1", ...).
+nlohmann::json traceJson(
+    const Graph& graph, const Executor& executor, const std::vector<RunProfile>& runs, const std::vector<std::string>& labels);
+
+} // namespace opscope::cli
