@@ -54,7 +54,11 @@ int benchCommand(const BenchOptions& o)
     BenchFigures figures;
     nlohmann::json trace;
     try {
-        m.block->hybridize(true, o.mode != "hybrid", o.mode == "static_shape");
+        ExecFlags flags;
+        flags.static_alloc = o.mode != "hybrid";
+        flags.static_shape = o.mode == "static_shape";
+        flags.fuse = !o.noFuse;
+        m.block->hybridize(true, flags);
         m.block->set_kernel_kind(kindOf(o.kernels));
         gluon::HookHandle hook;
         if (o.hook) hook = m.block->register_op_hook([](std::string_view, std::string_view, const TensorView&) {});
@@ -96,6 +100,7 @@ int benchCommand(const BenchOptions& o)
     figures.repeat = o.repeat;
     figures.warmup = o.warmup;
     figures.hooked = o.hook;
+    figures.fuse = !o.noFuse && o.mode != "hybrid";
     printTable(std::cout, figures);
     if (jsonFile.is_open()) {
         jsonFile << toJson(figures).dump(1) << "\n";

@@ -17,6 +17,7 @@ struct BenchOptions {
     int threads = 0; ///< OpenMP threads of the kernels; 0: as OMP_NUM_THREADS (or every core)
     int repeat = 20;
     int warmup = 3;
+    bool noFuse = false; ///< every op its own kernel
     bool hook = false; ///< a no-op op hook on every op: what watching costs
     std::string trace; ///< Chrome trace-event JSON
     std::string json; ///< the figures as JSON

@@ -25,6 +25,15 @@ namespace {
         return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
     }
 
+    // "Conv+Relu" for a fused group.
+    std::string opLabel(const OpFigures& o)
+    {
+        std::string s = o.op;
+        for (const std::string& f : o.fusedOps)
+            s += "+" + f;
+        return s;
+    }
+
     std::string padRight(const std::string& s, size_t width)
     {
         return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
@@ -78,6 +87,10 @@ BenchFigures summarize(const Executor& executor, const RunProfile& first, const 
         o.name = g.node(id).name;
         o.op = g.node(id).opName();
         o.backend = id < backends.size() ? backends[id] : "";
+        for (uint32_t f : executor.fusedWith(id)) {
+            o.fused.push_back(g.node(f).name);
+            o.fusedOps.push_back(g.node(f).opName());
+        }
         o.selfMs = median(kernel);
         o.minMs = *std::min_element(kernel.begin(), kernel.end());
         o.maxMs = *std::max_element(kernel.begin(), kernel.end());
@@ -99,7 +112,8 @@ void printTable(std::ostream& out, const BenchFigures& f)
 {
     out << f.model << ": mode " << f.mode << ", kernels " << f.kernels << ", " << f.threads
         << (f.threads == 1 ? " thread" : " threads") << ", " << f.repeat << " passes after " << f.warmup
-        << " warm-up" << (f.hooked ? ", a no-op op hook on every op" : "") << "\n";
+        << " warm-up" << (f.hooked ? ", a no-op op hook on every op" : "") << (f.fuse ? ", fusion on" : "")
+        << "\n";
     out << "pass: median " << fixed(f.medianMs, 3) << " ms, min " << fixed(f.minMs, 3) << " ms, max "
         << fixed(f.maxMs, 3) << " ms\n";
     out << "first call: " << fixed(f.firstCallMs, 3) << " ms, of which planning (shapes, kernels) "
@@ -116,7 +130,10 @@ void printTable(std::ostream& out, const BenchFigures& f)
         out << padLeft(fixed(o.selfMs, 4), 10) << padLeft(fixed(o.minMs, 4), 10)
             << padLeft(fixed(100 * o.share, 1) + "%", 8) << padLeft(o.flops >= 0 ? fixed(o.gflops, 1) : "-", 9)
             << padLeft(fixed(o.firstCallMs, 3), 10) << padLeft(fixed(o.prepareMs, 3), 9) << "  "
-            << padRight(o.op, 22) << padRight(o.backend.empty() ? "-" : o.backend, 11) << o.name << "\n";
+            << padRight(opLabel(o), 22) << padRight(o.backend.empty() ? "-" : o.backend, 11) << o.name;
+        for (const std::string& f : o.fused)
+            out << " + " << f;
+        out << "\n";
     }
 }
 
@@ -130,6 +147,7 @@ nlohmann::json toJson(const BenchFigures& f)
     j["repeat"] = f.repeat;
     j["warmup"] = f.warmup;
     j["hooked"] = f.hooked;
+    j["fuse"] = f.fuse;
     j["median_ms"] = f.medianMs;
     j["min_ms"] = f.minMs;
     j["max_ms"] = f.maxMs;
@@ -144,6 +162,7 @@ nlohmann::json toJson(const BenchFigures& f)
         op["node"] = o.name;
         op["op"] = o.op;
         op["backend"] = o.backend;
+        op["fused"] = o.fused;
         op["self_ms"] = o.selfMs;
         op["min_ms"] = o.minMs;
         op["max_ms"] = o.maxMs;
@@ -187,8 +206,12 @@ nlohmann::json traceJson(
         for (const StepTiming& s : run.steps) {
             const Node& n = g.node(s.node);
             const std::string backend = s.node < backends.size() ? backends[s.node] : "";
+            std::vector<std::string> fused;
+            for (uint32_t f : executor.fusedWith(s.node))
+                fused.push_back(g.node(f).name);
             slice(n.name, "op", s.kernelBegin, s.kernelEnd, run.thread,
-                { { "op", n.opName() }, { "backend", backend }, { "pass", label }, { "first_call", s.firstCall } });
+                { { "op", n.opName() }, { "backend", backend }, { "pass", label }, { "first_call", s.firstCall },
+                    { "fused", fused } });
             if (s.beforeEnd > s.beforeBegin)
                 slice(n.name + " (observers before)", "observer", s.beforeBegin, s.beforeEnd, run.thread,
                     { { "op", n.opName() }, { "pass", label } });

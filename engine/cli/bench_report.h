@@ -17,6 +17,8 @@ namespace opscope::cli {
 struct OpFigures {
     uint32_t node = 0;
     std::string name, op, backend;
+    /// Nodes fused into this one's kernel (ExecFlags::fuse): their time is in this op's.
+    std::vector<std::string> fused, fusedOps;
     double selfMs = 0; ///< median over the measured passes of the kernel's time
     double minMs = 0, maxMs = 0;
     double share = 0; ///< selfMs over the median pass
@@ -31,6 +33,7 @@ struct BenchFigures {
     std::string model, mode, kernels;
     int threads = 1, repeat = 0, warmup = 0;
     bool hooked = false; ///< a no-op op hook watched every op
+    bool fuse = false; ///< ExecFlags::fuse was on
     std::vector<double> passMs; ///< every measured pass, in order
     double medianMs = 0, minMs = 0, maxMs = 0;
     double firstCallMs = 0, planMs = 0; ///< the first call, and the part of it spent planning

@@ -54,14 +54,14 @@ namespace {
         return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
     }
 
-    void applyMode(gluon::HybridBlock& b, const std::string& mode)
+    void applyMode(gluon::HybridBlock& b, const std::string& mode, bool fuse)
     {
-        if (mode == "hybrid")
-            b.hybridize();
-        else if (mode == "static_alloc")
-            b.hybridize(true, true);
-        else if (mode == "static_shape")
-            b.hybridize(true, true, true);
+        if (mode == "eager") return;
+        ExecFlags flags;
+        flags.static_alloc = mode == "static_alloc" || mode == "static_shape";
+        flags.static_shape = mode == "static_shape";
+        flags.fuse = fuse;
+        b.hybridize(true, flags);
     }
 
     std::shared_ptr<const Graph> graphOf(LoadedModel& m, const std::vector<Shape>& shapes)
@@ -141,7 +141,7 @@ int runCommand(const RunOptions& o)
         for (const Tensor& t : inputs)
             shapes.push_back(t.shape());
         const auto places = tensorPlaces(*graphOf(m, shapes));
-        applyMode(*m.block, o.mode);
+        applyMode(*m.block, o.mode, !o.noFuse);
         uint64_t seq = 0;
         std::string dumpError;
         FileNamer dumpNames; // tensor names come from the model: made safe file names inside DIR

@@ -19,6 +19,7 @@ struct RunOptions {
     std::vector<std::string> inputs;
     uint64_t seed = 0;
     std::string mode = "hybrid";
+    bool noFuse = false; ///< --no-fuse: every op runs its own kernel under static_alloc/static_shape
     bool monitorAll = false;
     std::string hooks; ///< file or "-"
     std::string dump;

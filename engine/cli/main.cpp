@@ -34,6 +34,9 @@ int main(int argc, char** argv)
     run->add_option("--mode", r.mode, "eager, hybrid, static_alloc or static_shape")
         ->check(CLI::IsMember({ "eager", "hybrid", "static_alloc", "static_shape" }));
     run->add_flag("--monitor-all", r.monitorAll, "report operator inputs too (MXNet's monitor_all)");
+    run->add_flag("--no-fuse", r.noFuse,
+        "static_alloc/static_shape: run every op's own kernel (by default a relu nobody watches is fused into its "
+        "convolution)");
     run->add_option("--hooks", r.hooks, "write one JSON object per op-hook call to FILE, or - for stdout");
     run->add_option("--dump", r.dump, "write each hooked tensor to DIR/<name>.npy");
     run->add_option("--output", r.output, "write the first output to FILE.npy");
@@ -93,6 +96,7 @@ int main(int argc, char** argv)
     bench->add_option("--repeat", b.repeat, "timed passes (default 20)")->check(CLI::PositiveNumber);
     bench->add_option("--warmup", b.warmup, "passes run before timing (default 3)")->check(CLI::NonNegativeNumber);
     bench->add_flag("--hook", b.hook, "watch every op with a no-op op hook (what watching costs)");
+    bench->add_flag("--no-fuse", b.noFuse, "run every op's own kernel (no relu fused into its convolution)");
     bench->add_option("--trace", b.trace, "write a Chrome trace-event file (Perfetto, chrome://tracing)");
     bench->add_option("--json", b.json, "write the figures to FILE as JSON");
 

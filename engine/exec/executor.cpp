@@ -1,6 +1,7 @@
 #include "exec/executor.h"
 
 #include "core/error.h"
+#include "exec/fusion_rules.h"
 #include "tensor/memory_limit.h"
 #include "tensor/random.h"
 
@@ -48,6 +49,61 @@ void Executor::refreshWants()
     recomputeWants();
 }
 
+std::vector<uint32_t> Executor::fusedWith(uint32_t nodeId) const
+{
+    std::vector<uint32_t> out;
+    for (const FusionCandidate& c : m_candidates)
+        if (c.fused && m_steps[c.producer].node == nodeId) out.push_back(m_steps[c.consumer].node);
+    return out;
+}
+
+void Executor::fuse()
+{
+    const Graph& g = *m_graph;
+    m_candidates.clear();
+    m_fusedInto.assign(g.size(), -1);
+    m_fusionDirty = false;
+    if (!m_flags.fuse || !m_flags.static_alloc) return;
+    std::vector<int64_t> stepOf(g.size(), -1);
+    for (size_t i = 0; i < m_steps.size(); ++i)
+        stepOf[m_steps[i].node] = static_cast<int64_t>(i);
+    for (size_t i = 0; i < m_steps.size(); ++i) {
+        const Node& n = g.node(m_steps[i].node);
+        if (!fusion::isRelu(n) || n.inputs.size() != 1 || n.inputs[0].index != 0) continue;
+        const int64_t p = stepOf[n.inputs[0].node];
+        if (p < 0) continue;
+        Step& producer = m_steps[static_cast<size_t>(p)];
+        Step& consumer = m_steps[i];
+        // The convolution's output must be read by the relu alone (no other op, not a head) and
+        // be float32; what an observer wants stays as it is.
+        if (!fusion::takesRelu(g.node(producer.node)) || producer.outCount != 1 || producer.runOut != producer.outBegin
+            || m_useCount[producer.outBegin] != 1 || m_types[producer.outBegin] != DType::Float32)
+            continue;
+        FusionCandidate c { static_cast<uint32_t>(p), static_cast<uint32_t>(i), false, false };
+        if (producer.wants == PhaseMask::None && consumer.wants == PhaseMask::None) {
+            if (producer.kernel->appendPostOp(PostOp::Relu)) {
+                producer.runOut = consumer.outBegin;
+                consumer.absorbed = true;
+                m_fusedInto[consumer.node] = producer.node;
+                c.fused = true;
+            } else {
+                c.refused = true;
+            }
+        }
+        m_candidates.push_back(c);
+    }
+}
+
+bool Executor::fusionStale() const
+{
+    for (const FusionCandidate& c : m_candidates) {
+        const bool unwatched
+            = m_steps[c.producer].wants == PhaseMask::None && m_steps[c.consumer].wants == PhaseMask::None;
+        if (c.fused != (unwatched && !c.refused)) return true;
+    }
+    return false;
+}
+
 void Executor::recomputeWants()
 {
     m_observerMasks.assign(m_observers.size(), std::vector<PhaseMask>(m_steps.size(), PhaseMask::None));
@@ -62,6 +118,7 @@ void Executor::recomputeWants()
         s.wants = m;
         m_anyWants = m_anyWants || m != PhaseMask::None;
     }
+    m_fusionDirty = !m_candidates.empty();
 }
 
 int64_t Executor::prepareNs(uint32_t nodeId) const
@@ -137,6 +194,8 @@ void Executor::plan(std::span<const Tensor> variables)
         s.prepareNs
             = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - prepareStart).count();
         s.called = false;
+        s.runOut = s.outBegin;
+        s.absorbed = false;
         s.kernel = m_kernels.back().get();
         m_prepareByNode[id] = s.prepareNs;
         maxIn = std::max(maxIn, n.inputs.size());
@@ -163,7 +222,9 @@ void Executor::plan(std::span<const Tensor> variables)
     m_planned = true;
     m_buffersReady = false;
     m_viewsReady = false;
+    m_candidates.clear();
     recomputeWants();
+    fuse();
 }
 
 void Executor::checkPlanFits()
@@ -261,6 +322,15 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
         const int64_t planBegin = prof ? nowNs() : 0;
         plan(variables);
         if (prof) prof->planNs = nowNs() - planBegin;
+    } else if (m_fusionDirty) {
+        // Observers changed what they watch: a fused node now watched (or a watched one no longer)
+        // needs kernels made again; otherwise the plan stands.
+        m_fusionDirty = false;
+        if (fusionStale()) {
+            const int64_t planBegin = prof ? nowNs() : 0;
+            plan(variables);
+            if (prof) prof->planNs = nowNs() - planBegin;
+        }
     }
     if (prof) prof->steps.reserve(m_steps.size());
     for (size_t v = 0; v < variables.size(); ++v)
@@ -311,6 +381,7 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
     const uint32_t nsteps = static_cast<uint32_t>(m_steps.size());
     for (uint32_t i = 0; i < nsteps; ++i) {
         const Step& s = m_steps[i];
+        if (s.absorbed) continue; // computed by the kernel it was fused into
         if (!keep) {
             try {
                 for (uint32_t k = 0; k < s.outCount; ++k)
@@ -338,7 +409,7 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
         if (timing) timing->kernelBegin = timing->beforeEnd;
         try {
             s.kernel->run(std::span<const Tensor* const>(m_inPtrs.data() + s.inBegin, s.inCount),
-                std::span<Tensor* const>(m_outPtrs.data() + s.outBegin, s.outCount), ctx);
+                std::span<Tensor* const>(m_outPtrs.data() + s.runOut, s.outCount), ctx);
         } catch (const Error& e) {
             throw Error(g.describe(s.node) + ": " + e.what());
         }

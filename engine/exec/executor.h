@@ -19,6 +19,10 @@ struct ExecFlags {
     int inline_limit = 2; ///< MXNet: subgraphs up to this size are inlined (kept for compatibility)
     int forward_bulk_size = 15; ///< MXNet: ops bulked per engine push in forward (kept for compatibility)
     int backward_bulk_size = 15;
+    /// With static_alloc: fold what no observer watches into the kernel before it (a relu into the
+    /// convolution that feeds it, as oneDNN post-ops; MXNet's MKLDNN subgraph backend did the same).
+    /// A node an observer wants is never fused away: its inputs and outputs exist as without fusion.
+    bool fuse = true;
 };
 
 enum class RunStatus { Completed, Stopped };
@@ -75,6 +79,14 @@ public:
     int64_t prepareNs(uint32_t nodeId) const;
     /// Counts the plans made (1 after the first run); a new plan has new kernels.
     uint64_t planGeneration() const { return m_planGeneration; }
+    /// The node whose kernel computes node `nodeId` in the current plan (a fused relu: its
+    /// convolution), or -1 when the node runs its own kernel (and for variables).
+    int64_t fusedInto(uint32_t nodeId) const
+    {
+        return nodeId < m_fusedInto.size() ? m_fusedInto[nodeId] : -1;
+    }
+    /// The nodes fused into node `nodeId`'s kernel in the current plan (empty when none).
+    std::vector<uint32_t> fusedWith(uint32_t nodeId) const;
     /// Bytes of the plan's tensors at their peak (checked against memoryLimit() when planning;
     /// ResourceError names the node where a plan that does not fit peaks).
     int64_t plannedPeakBytes() const { return m_peakBytes; }
@@ -82,6 +94,8 @@ public:
 private:
     void plan(std::span<const Tensor> variables);
     void recomputeWants();
+    void fuse();
+    bool fusionStale() const;
     void checkPlanFits();
     bool notify(uint32_t stepIndex, OpPhase phase);
 
@@ -97,7 +111,18 @@ private:
         PhaseMask wants;
         int64_t prepareNs; // creating the kernel at plan
         bool called; // the kernel has run since the plan
+        uint32_t runOut; // the entry the kernel writes (outBegin; a fused consumer's output)
+        bool absorbed; // fused into an earlier step's kernel: not run
     };
+    // A convolution and the relu that alone reads it, fused or not in the current plan.
+    struct FusionCandidate {
+        uint32_t producer, consumer; // step indexes
+        bool fused;
+        bool refused; // the kernel could not take the post-op: never asked again in this plan
+    };
+    std::vector<FusionCandidate> m_candidates;
+    std::vector<int64_t> m_fusedInto; // by node id
+    bool m_fusionDirty = false; // wants changed since the plan fused
     std::vector<Step> m_steps;
     std::vector<std::unique_ptr<Kernel>> m_kernels;
     std::vector<Tensor> m_values; // by entry id

@@ -31,6 +31,9 @@ struct RunContext {
 /// pays for the shape, the reference kernel otherwise.
 enum class KernelKind { Auto, Reference, Dnnl };
 
+/// Element-wise operations a kernel may apply to its own output (Kernel::appendPostOp).
+enum class PostOp : uint8_t { Relu };
+
 /// An operator prepared for fixed input and output shapes (oneDNN primitives are created here).
 /// run() may be called many times; the caller allocates outputs with the inferred shapes.
 /// A kernel is used by one thread at a time.
@@ -40,6 +43,10 @@ public:
     virtual void run(std::span<const Tensor* const> in, std::span<Tensor* const> out, RunContext& ctx) = 0;
     /// "reference" or "dnnl", for tests and benchmarks.
     virtual const char* backend() const { return "reference"; }
+    /// Folds an element-wise operation into this kernel's output from now on (oneDNN's post-ops),
+    /// so that the node computing it need not run: the executor's fusion of what nobody watches.
+    /// Returns false, changing nothing, when the kernel cannot.
+    virtual bool appendPostOp(PostOp op) { return false; }
 };
 
 using KernelFactory = std::function<std::unique_ptr<Kernel>(

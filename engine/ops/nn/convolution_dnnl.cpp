@@ -132,8 +132,31 @@ memory::desc anyFormat(const memory::desc& d)
 class ConvolutionDnnl final : public Kernel {
 public:
     ConvolutionDnnl(const ConvolutionParams& p, const Shape& data, const Shape& output)
+        : m_params(p)
+        , m_data(data)
+        , m_output(output)
     {
-        const ConvGeometry g = ConvGeometry::from(p, data, output);
+        build();
+    }
+
+    bool appendPostOp(PostOp op) override
+    {
+        if (op != PostOp::Relu || m_relu) return false;
+        m_relu = true;
+        try {
+            build();
+        } catch (const dnnl::error&) { // no implementation with the post-op: stay as it was
+            m_relu = false;
+            build();
+            return false;
+        }
+        return true;
+    }
+
+    void build()
+    {
+        const ConvolutionParams& p = m_params;
+        const ConvGeometry g = ConvGeometry::from(p, m_data, m_output);
         memory::dims strides, dilates, pads;
         for (int i = 0; i < p.spatialDims(); ++i) {
             const auto si = static_cast<size_t>(i);
@@ -146,15 +169,23 @@ public:
                                      : Shape { g.outChannels, g.inChannels };
         for (int64_t k : p.kernel)
             weights.push_back(k);
-        const memory::desc srcPlain = dnnlutil::plainDesc(data);
+        const memory::desc srcPlain = dnnlutil::plainDesc(m_data);
         const memory::desc weightsPlain = dnnlutil::plainDesc(weights);
-        const memory::desc dstPlain = dnnlutil::plainDesc(output);
+        const memory::desc dstPlain = dnnlutil::plainDesc(m_output);
         const memory::desc biasPlain = dnnlutil::plainDesc(Shape { g.outChannels });
 
         // With few input channels (an image's RGB) oneDNN's direct kernel reads plain NCHW itself,
         // faster than the channels-last kernel it prefers once the transposition is counted.
         const bool imageInput = g.inChannels < 8 && g.groups == 1;
         const memory::desc src = imageInput ? srcPlain : anyFormat(srcPlain);
+        // A fused relu runs on each output value before it is stored: max(x, 0), exactly what the
+        // relu node computes.
+        dnnl::primitive_attr attr;
+        if (m_relu) {
+            dnnl::post_ops ops;
+            ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+            attr.set_post_ops(ops);
+        }
         // Padding on the right as on the left: oneDNN's output-size check floors as MXNet does.
         const auto kind = dnnl::prop_kind::forward_inference;
         const auto algo = dnnl::algorithm::convolution_direct;
@@ -162,22 +193,24 @@ public:
             ? dnnl::convolution_forward::primitive_desc(
                 dnnl::convolution_forward::desc(
                     kind, algo, src, anyFormat(weightsPlain), anyFormat(dstPlain), strides, dilates, pads, pads),
-                dnnlutil::cpuEngine())
+                attr, dnnlutil::cpuEngine())
             : dnnl::convolution_forward::primitive_desc(
                 dnnl::convolution_forward::desc(kind, algo, src, anyFormat(weightsPlain), biasPlain,
                     anyFormat(dstPlain), strides, dilates, pads, pads),
-                dnnlutil::cpuEngine());
+                attr, dnnlutil::cpuEngine());
         m_conv = dnnl::convolution_forward(pd);
         m_src = std::make_unique<Port>(srcPlain, pd.src_desc(), true);
         m_weights = std::make_unique<Port>(weightsPlain, pd.weights_desc(), true);
         m_dst = std::make_unique<Port>(dstPlain, pd.dst_desc(), false);
         m_convArgs = { { DNNL_ARG_SRC, m_src->inner() }, { DNNL_ARG_WEIGHTS, m_weights->inner() },
             { DNNL_ARG_DST, m_dst->inner() } };
+        m_bias = memory();
         if (!p.noBias) {
             m_bias = memory(biasPlain, dnnlutil::cpuEngine(), DNNL_MEMORY_NONE);
             m_convArgs[DNNL_ARG_BIAS] = m_bias;
         }
         m_weightsCount = static_cast<size_t>(weights.size());
+        m_weightsValid = false; // a new weights buffer: reordered on the next run
     }
 
     void run(std::span<const Tensor* const> in, std::span<Tensor* const> out, RunContext&) override
@@ -208,6 +241,9 @@ public:
     const char* backend() const override { return "dnnl"; }
 
 private:
+    ConvolutionParams m_params;
+    Shape m_data, m_output;
+    bool m_relu = false;
     dnnl::convolution_forward m_conv;
     std::unique_ptr<Port> m_src, m_weights, m_dst;
     memory m_bias;

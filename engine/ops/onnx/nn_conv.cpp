@@ -116,6 +116,39 @@ template <class T> void convDirect(const ConvParams& p, const Tensor& X, const T
         }
 }
 
+// Float32 through the engine's Convolution kernel (and any post-op it takes on); other floating
+// types directly.
+class EngineConv final : public Kernel {
+public:
+    EngineConv(const ConvParams& p, std::unique_ptr<Kernel> fast, const char* backend)
+        : m_params(p)
+        , m_fast(std::move(fast))
+        , m_backend(backend)
+    {
+    }
+    void run(std::span<const Tensor* const> in, std::span<Tensor* const> out, RunContext& ctx) override
+    {
+        if (in[0]->dtype() == DType::Float32) {
+            m_fast->run(in, out, ctx);
+            return;
+        }
+        if (m_relu) throw UsageError("a convolution fused with a relu runs on float32 only");
+        dispatchType(in[0]->dtype(), [&](auto tag) {
+            using T = decltype(tag);
+            if constexpr (std::is_floating_point_v<Calc<T>>)
+                convDirect<T>(m_params, *in[0], *in[1], in.size() > 2 ? in[2] : nullptr, *out[0]);
+        });
+    }
+    const char* backend() const override { return m_backend; }
+    bool appendPostOp(PostOp op) override { return (m_relu = m_fast->appendPostOp(op)); }
+
+private:
+    ConvParams m_params;
+    std::unique_ptr<Kernel> m_fast;
+    const char* m_backend;
+    bool m_relu = false;
+};
+
 std::unique_ptr<Kernel> convKernel(const OpParams& params, std::span<const Shape> in, std::span<const Shape> out, bool dnnl)
 {
     const auto& p = paramsAs<ConvParams>(params);
@@ -132,19 +165,7 @@ std::unique_ptr<Kernel> convKernel(const OpParams& params, std::span<const Shape
         cp.numGroup = p.group;
         cp.noBias = in.size() < 3;
         std::unique_ptr<Kernel> fast = dnnl ? makeConvolutionDnnl(cp, in, out) : makeConvolutionReference(cp, in, out);
-        if (fast) {
-            std::shared_ptr<Kernel> shared(std::move(fast));
-            return lambdaKernel(p, [shared](const ConvParams& q, std::span<const Tensor* const> in, std::span<Tensor* const> out, RunContext& ctx) {
-                if (in[0]->dtype() == DType::Float32) {
-                    shared->run(in, out, ctx);
-                    return;
-                }
-                dispatchType(in[0]->dtype(), [&](auto tag) {
-                    using T = decltype(tag);
-                    if constexpr (std::is_floating_point_v<Calc<T>>) convDirect<T>(q, *in[0], *in[1], in.size() > 2 ? in[2] : nullptr, *out[0]);
-                });
-            }, dnnl ? "dnnl" : "reference");
-        }
+        if (fast) return std::make_unique<EngineConv>(p, std::move(fast), dnnl ? "dnnl" : "reference");
     }
     return lambdaKernel(p, [](const ConvParams& q, std::span<const Tensor* const> in, std::span<Tensor* const> out, RunContext&) {
         dispatchType(in[0]->dtype(), [&](auto tag) {

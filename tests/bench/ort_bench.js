@@ -1,0 +1,81 @@
+#!/usr/bin/env node
+// Times an ONNX model in ONNX Runtime (onnxruntime-node, CPU), for comparison with opscope-cli bench
+// on the same file. A benchmark tool only: opscope never depends on it. Install ONNX Runtime outside
+// the build: `npm install --ignore-scripts onnxruntime-node@1.30.0` in a folder DIR (the CPU library
+// is in the package; its install script only fetches GPU parts), then
+//   node tests/bench/ort_bench.js --ort DIR MODEL.onnx --input NAME=1x3x224x224 [--threads N]
+//        [--repeat N] [--warmup N] [--opt all|basic|extended|disabled]
+// Prints one JSON object: {"median_ms", "min_ms", "max_ms", "passes_ms", "threads", "opt", "ort"}.
+'use strict';
+const path = require('path');
+
+function parseArgs(argv) {
+    const a = { inputs: [], threads: 1, repeat: 20, warmup: 3, opt: 'all', ort: '', model: '' };
+    for (let i = 0; i < argv.length; ++i) {
+        const k = argv[i];
+        const v = () => {
+            if (i + 1 >= argv.length) throw new Error(k + ' needs a value');
+            return argv[++i];
+        };
+        if (k === '--input') a.inputs.push(v());
+        else if (k === '--threads') a.threads = Number(v());
+        else if (k === '--repeat') a.repeat = Number(v());
+        else if (k === '--warmup') a.warmup = Number(v());
+        else if (k === '--opt') a.opt = v();
+        else if (k === '--ort') a.ort = v();
+        else if (k.startsWith('--')) throw new Error('unknown option ' + k);
+        else a.model = k;
+    }
+    if (!a.model) throw new Error('give MODEL.onnx');
+    if (!(a.threads >= 1 && a.repeat >= 1 && a.warmup >= 0)) throw new Error('--threads/--repeat >= 1, --warmup >= 0');
+    return a;
+}
+
+function median(xs) {
+    const s = [...xs].sort((x, y) => x - y);
+    const m = s.length >> 1;
+    return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+async function main() {
+    const a = parseArgs(process.argv.slice(2));
+    const ort = require(a.ort ? path.join(path.resolve(a.ort), 'node_modules', 'onnxruntime-node') : 'onnxruntime-node');
+    const session = await ort.InferenceSession.create(a.model, {
+        intraOpNumThreads: a.threads,
+        interOpNumThreads: 1,
+        executionMode: 'sequential',
+        graphOptimizationLevel: a.opt,
+    });
+    // Inputs: uniform in [-1, 1) from a fixed linear congruential sequence (the values do not
+    // change the time of a convolutional network).
+    let seed = 12345;
+    const next = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 4294967296) * 2 - 1;
+    const feeds = {};
+    for (const spec of a.inputs) {
+        const [name, shape] = spec.split('=');
+        const dims = shape.split('x').map(Number);
+        const data = new Float32Array(dims.reduce((p, d) => p * d, 1));
+        for (let i = 0; i < data.length; ++i) data[i] = next();
+        feeds[name] = new ort.Tensor('float32', data, dims);
+    }
+    for (const name of session.inputNames)
+        if (!(name in feeds)) throw new Error('input ' + name + ' not given (--input ' + name + '=SHAPE)');
+    for (let i = 0; i < a.warmup + 1; ++i) await session.run(feeds);
+    const passes = [];
+    for (let i = 0; i < a.repeat; ++i) {
+        const t0 = process.hrtime.bigint();
+        await session.run(feeds);
+        passes.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    }
+    console.log(JSON.stringify({
+        median_ms: median(passes), min_ms: Math.min(...passes), max_ms: Math.max(...passes), passes_ms: passes,
+        threads: a.threads, opt: a.opt, ort: require(path.join(path.dirname(require.resolve(
+            a.ort ? path.join(path.resolve(a.ort), 'node_modules', 'onnxruntime-node') : 'onnxruntime-node')), '..',
+            'package.json')).version,
+    }));
+}
+
+main().catch((e) => {
+    console.error('ort_bench: ' + (e && e.message ? e.message : e));
+    process.exit(2);
+});

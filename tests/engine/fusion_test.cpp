@@ -1,0 +1,196 @@
+// The executor's fusion (ExecFlags::fuse): a relu nobody watches runs inside the convolution that
+// alone feeds it, with the same values; a node an observer wants is never fused away, and the plan
+// follows observers that come and go (made again once, not per run).
+
+#include "common/tensor_match.h"
+#include "exec/executor.h"
+#include "tensor/random.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+using namespace opscope;
+
+namespace {
+// data -> conv1 -> relu1 -> conv2 -> relu2 (head); conv2's output is also a head when `branch`.
+std::shared_ptr<Graph> convNet(bool branch = false)
+{
+    auto g = std::make_shared<Graph>();
+    const uint32_t x = g->addVariable("data");
+    auto conv = [&](const std::string& name, uint32_t in) {
+        const uint32_t w = g->addVariable(name + "_weight");
+        const uint32_t b = g->addVariable(name + "_bias");
+        return g->addOp("Convolution", name, { { "kernel", "(3, 3)" }, { "num_filter", "16" }, { "pad", "(1, 1)" } },
+            { { in, 0, 0 }, { w, 0, 0 }, { b, 0, 0 } });
+    };
+    const uint32_t c1 = conv("conv1", x);
+    const uint32_t r1 = g->addOp("Activation", "relu1", { { "act_type", "relu" } }, { { c1, 0, 0 } });
+    const uint32_t c2 = conv("conv2", r1);
+    const uint32_t r2 = g->addOp("relu", "relu2", {}, { { c2, 0, 0 } });
+    if (branch)
+        g->setHeads({ { r2, 0, 0 }, { c2, 0, 0 } });
+    else
+        g->setHeads({ { r2, 0, 0 } });
+    g->finalize();
+    return g;
+}
+
+std::vector<Tensor> inputsFor(const Graph& g)
+{
+    Generator gen(7);
+    std::vector<Tensor> v;
+    for (uint32_t id : g.variables()) {
+        const std::string& n = g.node(id).name;
+        const Shape s = n == "data"   ? Shape({ 2, 16, 12, 12 })
+            : n.ends_with("_weight") ? Shape({ 16, 16, 3, 3 })
+                                     : Shape({ 16 });
+        v.push_back(Tensor::uniform(s, -1, 1, &gen));
+    }
+    return v;
+}
+
+ExecFlags staticFlags(bool fuse)
+{
+    ExecFlags f;
+    f.static_alloc = true;
+    f.static_shape = true;
+    f.fuse = fuse;
+    return f;
+}
+
+uint32_t idOf(const Graph& g, const std::string& name)
+{
+    for (uint32_t i = 0; i < g.size(); ++i)
+        if (g.node(i).name == name) return i;
+    ADD_FAILURE() << name;
+    return 0;
+}
+
+// Wants the named nodes (After), and keeps a copy of what it sees.
+struct Watcher : ExecutionObserver {
+    std::vector<std::string> nodes;
+    std::map<std::string, Tensor> seen;
+    PhaseMask wants(const Graph& g, uint32_t id) override
+    {
+        for (const std::string& n : nodes)
+            if (g.node(id).name == n) return PhaseMask::After;
+        return PhaseMask::None;
+    }
+    ObserverAction onOp(const OpEvent& ev) override
+    {
+        seen[ev.node.name] = Tensor::copyOf(ev.outputs[0]);
+        return ObserverAction::Continue;
+    }
+};
+
+bool onednnConvolution(const Executor& e)
+{
+    return e.kernelBackends()[idOf(e.graph(), "conv1")] == "dnnl";
+}
+}
+
+TEST(Fusion, AReluNobodyWatchesRunsInsideItsConvolutionWithTheSameValues)
+{
+    const auto g = convNet();
+    const auto in = inputsFor(*g);
+    Executor plain(g, staticFlags(false));
+    Executor fused(g, staticFlags(true));
+    const Tensor expected = plain.run(in).outputs.at(0).copy();
+    const Tensor got = fused.run(in).outputs.at(0).copy();
+    if (!onednnConvolution(fused)) GTEST_SKIP() << "oneDNN runs no convolution on this machine: nothing to fuse";
+    EXPECT_EQ(fused.fusedInto(idOf(*g, "relu1")), idOf(*g, "conv1"));
+    EXPECT_EQ(fused.fusedInto(idOf(*g, "relu2")), idOf(*g, "conv2"));
+    EXPECT_EQ(fused.fusedWith(idOf(*g, "conv1")), std::vector<uint32_t> { idOf(*g, "relu1") });
+    EXPECT_EQ(plain.fusedInto(idOf(*g, "relu1")), -1) << "fuse=false";
+    EXPECT_TRUE(test::tensorsNear(got, expected, 1e-6f, 1e-5f));
+    // Without static_alloc nothing is fused (outputs are allocated per run).
+    ExecFlags dynamic;
+    Executor eager(g, dynamic);
+    EXPECT_TRUE(test::tensorsNear(eager.run(in).outputs.at(0), expected, 1e-6f, 1e-5f));
+    EXPECT_EQ(eager.fusedInto(idOf(*g, "relu1")), -1);
+    // The profile shows the fused group as one step.
+    RunProfile p;
+    fused.setProfile(&p);
+    fused.run(in);
+    std::vector<std::string> steps;
+    for (const StepTiming& s : p.steps)
+        steps.push_back(g->node(s.node).name);
+    EXPECT_EQ(steps, (std::vector<std::string> { "conv1", "conv2" }));
+}
+
+TEST(Fusion, AWatchedNodeIsNeverFusedAwayAndSeesExactlyTheUnfusedValues)
+{
+    const auto g = convNet();
+    const auto in = inputsFor(*g);
+    Executor plain(g, staticFlags(false));
+    Watcher all;
+    all.nodes = { "conv1", "relu1", "conv2", "relu2" };
+    plain.attach(&all);
+    plain.run(in);
+
+    Executor fused(g, staticFlags(true));
+    fused.run(in);
+    if (!onednnConvolution(fused)) GTEST_SKIP() << "oneDNN runs no convolution on this machine: nothing to fuse";
+    const uint64_t plans = fused.planGeneration();
+    // Watching conv1's output: conv1 and relu1 run apart, conv2+relu2 stay fused.
+    Watcher some;
+    some.nodes = { "conv1" };
+    fused.attach(&some);
+    fused.run(in);
+    EXPECT_EQ(fused.planGeneration(), plans + 1) << "the plan is made again once";
+    EXPECT_EQ(fused.fusedInto(idOf(*g, "relu1")), -1);
+    EXPECT_EQ(fused.fusedInto(idOf(*g, "relu2")), idOf(*g, "conv2"));
+    ASSERT_TRUE(some.seen.count("conv1"));
+    EXPECT_TRUE(test::tensorsNear(some.seen["conv1"], all.seen["conv1"], 1e-6f, 1e-5f));
+    fused.run(in);
+    EXPECT_EQ(fused.planGeneration(), plans + 1) << "not again while the watch stays";
+
+    // Watching relu2 too (the fused node's consumer side).
+    some.nodes = { "conv1", "relu2" };
+    fused.refreshWants();
+    const Tensor out = fused.run(in).outputs.at(0).copy();
+    EXPECT_EQ(fused.fusedInto(idOf(*g, "relu2")), -1);
+    EXPECT_TRUE(test::tensorsNear(some.seen["relu2"], all.seen["relu2"], 1e-6f, 1e-5f));
+    EXPECT_TRUE(test::tensorsNear(out, all.seen["relu2"], 1e-6f, 1e-5f));
+
+    // The watcher leaves: everything fused again, once.
+    fused.detach(&some);
+    const uint64_t before = fused.planGeneration();
+    fused.run(in);
+    EXPECT_EQ(fused.planGeneration(), before + 1);
+    EXPECT_EQ(fused.fusedInto(idOf(*g, "relu1")), idOf(*g, "conv1"));
+    fused.run(in);
+    EXPECT_EQ(fused.planGeneration(), before + 1);
+}
+
+TEST(Fusion, AConvolutionWhoseOutputIsReadElsewhereIsNotFused)
+{
+    const auto g = convNet(true);
+    const auto in = inputsFor(*g);
+    Executor plain(g, staticFlags(false));
+    Executor fused(g, staticFlags(true));
+    const RunResult a = plain.run(in);
+    const RunResult b = fused.run(in);
+    if (!onednnConvolution(fused)) GTEST_SKIP() << "oneDNN runs no convolution on this machine: nothing to fuse";
+    EXPECT_EQ(fused.fusedInto(idOf(*g, "relu1")), idOf(*g, "conv1"));
+    EXPECT_EQ(fused.fusedInto(idOf(*g, "relu2")), -1) << "conv2's output is also a head";
+    ASSERT_EQ(b.outputs.size(), 2u);
+    EXPECT_TRUE(test::tensorsNear(b.outputs[0], a.outputs[0], 1e-6f, 1e-5f));
+    EXPECT_TRUE(test::tensorsNear(b.outputs[1], a.outputs[1], 1e-6f, 1e-5f));
+}
+
+TEST(Fusion, ReferenceKernelsTakeNoPostOpAndRunUnfused)
+{
+    const auto g = convNet();
+    Executor ref(g, staticFlags(true), KernelKind::Reference);
+    Executor plain(g, staticFlags(false), KernelKind::Reference);
+    const auto in = inputsFor(*g);
+    EXPECT_TRUE(test::tensorsNear(ref.run(in).outputs.at(0), plain.run(in).outputs.at(0), 0, 0));
+    EXPECT_EQ(ref.fusedInto(idOf(*g, "relu1")), -1);
+    const uint64_t plans = ref.planGeneration();
+    ref.run(in);
+    ref.refreshWants();
+    ref.run(in);
+    EXPECT_EQ(ref.planGeneration(), plans) << "a refused fusion is not retried run after run";
+}
