@@ -53,8 +53,33 @@ std::vector<uint32_t> Executor::fusedWith(uint32_t nodeId) const
 {
     std::vector<uint32_t> out;
     for (const FusionCandidate& c : m_candidates)
-        if (c.fused && m_steps[c.producer].node == nodeId) out.push_back(m_steps[c.consumer].node);
+        if (c.fused && m_steps[c.producer].node == nodeId)
+            for (uint32_t k : c.consumers)
+                out.push_back(m_steps[k].node);
     return out;
+}
+
+bool Executor::fuseCandidate(FusionCandidate& c)
+{
+    Step& producer = m_steps[c.producer];
+    if (producer.wants != PhaseMask::None) return false;
+    for (uint32_t k : c.consumers)
+        if (m_steps[k].wants != PhaseMask::None) return false;
+    // Post-ops in the order the nodes run: the sum (an add), then a relu.
+    for (uint32_t k : c.consumers) {
+        const PostOp op = fusion::isAdd(m_graph->node(m_steps[k].node)) ? PostOp::Sum : PostOp::Relu;
+        if (!producer.kernel->appendPostOp(op)) {
+            c.refused = true; // its kernel is made again with the next plan
+            return false;
+        }
+    }
+    producer.runOut = m_steps[c.consumers.back()].outBegin;
+    producer.residual = c.residual;
+    for (uint32_t k : c.consumers) {
+        m_steps[k].absorbed = true;
+        m_fusedInto[m_steps[k].node] = producer.node;
+    }
+    return true;
 }
 
 void Executor::fuse()
@@ -65,40 +90,78 @@ void Executor::fuse()
     m_fusionDirty = false;
     if (!m_flags.fuse || !m_flags.static_alloc) return;
     std::vector<int64_t> stepOf(g.size(), -1);
-    for (size_t i = 0; i < m_steps.size(); ++i)
+    std::vector<std::vector<uint32_t>> readers(m_values.size());
+    for (size_t i = 0; i < m_steps.size(); ++i) {
         stepOf[m_steps[i].node] = static_cast<int64_t>(i);
+        for (uint32_t k = 0; k < m_steps[i].inCount; ++k)
+            readers[m_inEntries[m_steps[i].inBegin + k]].push_back(static_cast<uint32_t>(i));
+    }
+    // The step that alone reads `entry` (no other op, not a head), or -1.
+    auto soleReader = [&](uint32_t entry) -> int64_t {
+        return m_useCount[entry] == 1 && readers[entry].size() == 1 ? static_cast<int64_t>(readers[entry][0]) : -1;
+    };
+    std::vector<bool> claimed(m_steps.size(), false);
+    // A convolution whose one float32 output may take post-ops.
+    auto convolution = [&](int64_t i) {
+        if (i < 0 || claimed[static_cast<size_t>(i)]) return false;
+        const Step& s = m_steps[static_cast<size_t>(i)];
+        return fusion::takesRelu(g.node(s.node)) && s.outCount == 1 && m_types[s.outBegin] == DType::Float32;
+    };
+    auto reluAfter = [&](uint32_t entry) -> int64_t {
+        const int64_t r = soleReader(entry);
+        return r >= 0 && fusion::isRelu(g.node(m_steps[static_cast<size_t>(r)].node)) ? r : -1;
+    };
+    auto add = [&](FusionCandidate c) {
+        c.fused = false;
+        c.refused = false;
+        claimed[c.producer] = true;
+        c.fused = fuseCandidate(c);
+        m_candidates.push_back(std::move(c));
+    };
+
+    // Conv -> Add(conv, residual) [-> Relu]: the add's other operand must be ready when the
+    // convolution runs (made by an earlier step, or a variable) and of the output's shape and type.
+    for (size_t a = 0; a < m_steps.size(); ++a) {
+        const Node& n = g.node(m_steps[a].node);
+        if (!fusion::isAdd(n) || n.inputs[0].index != 0 || n.inputs[1].index != 0) continue;
+        const uint32_t out = m_steps[a].outBegin;
+        int64_t best = -1;
+        uint32_t residual = 0;
+        for (int k = 0; k < 2; ++k) {
+            const uint32_t mine = g.entryId(n.inputs[static_cast<size_t>(k)]);
+            const uint32_t other = g.entryId(n.inputs[static_cast<size_t>(1 - k)]);
+            const int64_t c = stepOf[n.inputs[static_cast<size_t>(k)].node];
+            const int64_t otherStep = stepOf[n.inputs[static_cast<size_t>(1 - k)].node];
+            if (!convolution(c) || soleReader(mine) != static_cast<int64_t>(a) || mine == other) continue;
+            if (m_shapes[other] != m_shapes[out] || m_shapes[mine] != m_shapes[out]) continue;
+            if (m_types[other] != DType::Float32 || otherStep >= c) continue;
+            if (c > best) {
+                best = c;
+                residual = other;
+            }
+        }
+        if (best < 0) continue;
+        FusionCandidate cand { static_cast<uint32_t>(best), { static_cast<uint32_t>(a) }, residual, false, false };
+        if (const int64_t r = reluAfter(out); r >= 0) cand.consumers.push_back(static_cast<uint32_t>(r));
+        add(std::move(cand));
+    }
+    // Conv -> Relu.
     for (size_t i = 0; i < m_steps.size(); ++i) {
         const Node& n = g.node(m_steps[i].node);
         if (!fusion::isRelu(n) || n.inputs.size() != 1 || n.inputs[0].index != 0) continue;
-        const int64_t p = stepOf[n.inputs[0].node];
-        if (p < 0) continue;
-        Step& producer = m_steps[static_cast<size_t>(p)];
-        Step& consumer = m_steps[i];
-        // The convolution's output must be read by the relu alone (no other op, not a head) and
-        // be float32; what an observer wants stays as it is.
-        if (!fusion::takesRelu(g.node(producer.node)) || producer.outCount != 1 || producer.runOut != producer.outBegin
-            || m_useCount[producer.outBegin] != 1 || m_types[producer.outBegin] != DType::Float32)
+        const int64_t c = stepOf[n.inputs[0].node];
+        if (!convolution(c) || reluAfter(m_steps[static_cast<size_t>(c)].outBegin) != static_cast<int64_t>(i))
             continue;
-        FusionCandidate c { static_cast<uint32_t>(p), static_cast<uint32_t>(i), false, false };
-        if (producer.wants == PhaseMask::None && consumer.wants == PhaseMask::None) {
-            if (producer.kernel->appendPostOp(PostOp::Relu)) {
-                producer.runOut = consumer.outBegin;
-                consumer.absorbed = true;
-                m_fusedInto[consumer.node] = producer.node;
-                c.fused = true;
-            } else {
-                c.refused = true;
-            }
-        }
-        m_candidates.push_back(c);
+        add(FusionCandidate { static_cast<uint32_t>(c), { static_cast<uint32_t>(i) }, -1, false, false });
     }
 }
 
 bool Executor::fusionStale() const
 {
     for (const FusionCandidate& c : m_candidates) {
-        const bool unwatched
-            = m_steps[c.producer].wants == PhaseMask::None && m_steps[c.consumer].wants == PhaseMask::None;
+        bool unwatched = m_steps[c.producer].wants == PhaseMask::None;
+        for (uint32_t k : c.consumers)
+            unwatched = unwatched && m_steps[k].wants == PhaseMask::None;
         if (c.fused != (unwatched && !c.refused)) return true;
     }
     return false;
@@ -196,6 +259,7 @@ void Executor::plan(std::span<const Tensor> variables)
         s.called = false;
         s.runOut = s.outBegin;
         s.absorbed = false;
+        s.residual = -1;
         s.kernel = m_kernels.back().get();
         m_prepareByNode[id] = s.prepareNs;
         maxIn = std::max(maxIn, n.inputs.size());
@@ -408,8 +472,13 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
         }
         if (timing) timing->kernelBegin = timing->beforeEnd;
         try {
-            s.kernel->run(std::span<const Tensor* const>(m_inPtrs.data() + s.inBegin, s.inCount),
-                std::span<Tensor* const>(m_outPtrs.data() + s.runOut, s.outCount), ctx);
+            std::span<const Tensor* const> in(m_inPtrs.data() + s.inBegin, s.inCount);
+            if (s.residual >= 0) { // a fused add's other operand comes after the kernel's inputs
+                m_fusedIn.assign(in.begin(), in.end());
+                m_fusedIn.push_back(&m_values[static_cast<size_t>(s.residual)]);
+                in = m_fusedIn;
+            }
+            s.kernel->run(in, std::span<Tensor* const>(m_outPtrs.data() + s.runOut, s.outCount), ctx);
         } catch (const Error& e) {
             throw Error(g.describe(s.node) + ": " + e.what());
         }

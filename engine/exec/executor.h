@@ -19,8 +19,9 @@ struct ExecFlags {
     int inline_limit = 2; ///< MXNet: subgraphs up to this size are inlined (kept for compatibility)
     int forward_bulk_size = 15; ///< MXNet: ops bulked per engine push in forward (kept for compatibility)
     int backward_bulk_size = 15;
-    /// With static_alloc: fold what no observer watches into the kernel before it (a relu into the
-    /// convolution that feeds it, as oneDNN post-ops; MXNet's MKLDNN subgraph backend did the same).
+    /// With static_alloc: fold what no observer watches into the kernel before it, as oneDNN
+    /// post-ops (MXNet's MKLDNN subgraph backend did the same): a relu into the convolution that
+    /// alone feeds it; an add of a convolution's output and a residual (and a relu after it).
     /// A node an observer wants is never fused away: its inputs and outputs exist as without fusion.
     bool fuse = true;
 };
@@ -113,13 +114,19 @@ private:
         bool called; // the kernel has run since the plan
         uint32_t runOut; // the entry the kernel writes (outBegin; a fused consumer's output)
         bool absorbed; // fused into an earlier step's kernel: not run
+        int64_t residual; // a fused add's other operand (an entry), given after the kernel's inputs; -1
     };
-    // A convolution and the relu that alone reads it, fused or not in the current plan.
+    // A convolution and what alone reads it (a relu; an add, then maybe a relu), fused or not in
+    // the current plan.
     struct FusionCandidate {
-        uint32_t producer, consumer; // step indexes
+        uint32_t producer; // step indexes
+        std::vector<uint32_t> consumers;
+        int64_t residual; // the add's other operand, or -1
         bool fused;
-        bool refused; // the kernel could not take the post-op: never asked again in this plan
+        bool refused; // the kernel could not take the post-ops: never asked again in this plan
     };
+    bool fuseCandidate(FusionCandidate& c);
+    std::vector<const Tensor*> m_fusedIn; // a fused step's inputs with its residual
     std::vector<FusionCandidate> m_candidates;
     std::vector<int64_t> m_fusedInto; // by node id
     bool m_fusionDirty = false; // wants changed since the plan fused

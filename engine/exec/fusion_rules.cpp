@@ -20,4 +20,10 @@ bool takesRelu(const Node& n)
     return n.onnx ? n.op == "Conv" : n.def->name == "Convolution";
 }
 
+bool isAdd(const Node& n)
+{
+    if (n.isVariable() || n.inputs.size() != 2) return false;
+    return n.onnx ? n.op == "Add" : n.def->name == "elemwise_add" || n.def->name == "broadcast_add";
+}
+
 } // namespace opscope::fusion

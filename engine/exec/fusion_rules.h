@@ -8,7 +8,9 @@ namespace opscope::fusion {
 
 /// A relu: MXNet's Activation(act_type=relu) or relu, ONNX's Relu.
 bool isRelu(const Node& node);
-/// An op whose kernel may take a relu as a post-op: MXNet's Convolution, ONNX's Conv.
+/// An op whose kernel may take a relu or a sum as a post-op: MXNet's Convolution, ONNX's Conv.
 bool takesRelu(const Node& node);
+/// An addition of two tensors: MXNet's elemwise_add and broadcast_add, ONNX's Add.
+bool isAdd(const Node& node);
 
 } // namespace opscope::fusion

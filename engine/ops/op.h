@@ -31,8 +31,9 @@ struct RunContext {
 /// pays for the shape, the reference kernel otherwise.
 enum class KernelKind { Auto, Reference, Dnnl };
 
-/// Element-wise operations a kernel may apply to its own output (Kernel::appendPostOp).
-enum class PostOp : uint8_t { Relu };
+/// Element-wise operations a kernel may apply to its own output (Kernel::appendPostOp). Sum adds
+/// one more input, given after the kernel's own, of the output's shape (a residual connection).
+enum class PostOp : uint8_t { Relu, Sum };
 
 /// An operator prepared for fixed input and output shapes (oneDNN primitives are created here).
 /// run() may be called many times; the caller allocates outputs with the inferred shapes.

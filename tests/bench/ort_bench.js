@@ -4,7 +4,7 @@
 // the build: `npm install --ignore-scripts onnxruntime-node@1.30.0` in a folder DIR (the CPU library
 // is in the package; its install script only fetches GPU parts), then
 //   node tests/bench/ort_bench.js --ort DIR MODEL.onnx --input NAME=1x3x224x224 [--threads N]
-//        [--repeat N] [--warmup N] [--opt all|basic|extended|disabled]
+//        [--repeat N] [--warmup N] [--opt all|basic|extended|disabled]   (NAME=SHAPE:bool: a mask of false)
 // Prints one JSON object: {"median_ms", "min_ms", "max_ms", "passes_ms", "threads", "opt", "ort"}.
 'use strict';
 const path = require('path');
@@ -51,10 +51,17 @@ async function main() {
     let seed = 12345;
     const next = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 4294967296) * 2 - 1;
     const feeds = {};
+    // NAME=SHAPE (float32, uniform) or NAME=SHAPE:bool (all false: a mask that masks nothing).
     for (const spec of a.inputs) {
-        const [name, shape] = spec.split('=');
+        const [name, rest] = spec.split('=');
+        const [shape, type] = rest.split(':');
         const dims = shape.split('x').map(Number);
-        const data = new Float32Array(dims.reduce((p, d) => p * d, 1));
+        const count = dims.reduce((p, d) => p * d, 1);
+        if (type === 'bool') {
+            feeds[name] = new ort.Tensor('bool', new Uint8Array(count), dims);
+            continue;
+        }
+        const data = new Float32Array(count);
         for (let i = 0; i < data.length; ++i) data[i] = next();
         feeds[name] = new ort.Tensor('float32', data, dims);
     }

@@ -264,8 +264,27 @@ def train_section():
 out = os.path.join(root, "docs", "BENCHMARKS.md")
 os.makedirs(os.path.dirname(out), exist_ok=True)
 train = train_section() if want("train") else []
+# Sections other scripts write (tests/bench/compare_ort.py) are kept as they are.
+KEPT = ("## Against ONNX Runtime", "## Where the time goes: ResNet-50")
+
+
+def kept_sections(path):
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        doc = f.read().split("\n")
+    keep = []
+    for heading in KEPT:
+        if heading in doc:
+            start = doc.index(heading)
+            end = next((i for i in range(start + 1, len(doc)) if doc[i].startswith("## ")), len(doc))
+            keep += doc[start:end]
+    return keep
+
+
 if args.only is None:
     lines += train
+    lines += kept_sections(out)
     with open(out, "w") as f:
         f.write("\n".join(lines) + "\n")
 elif train:

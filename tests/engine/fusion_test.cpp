@@ -36,6 +36,31 @@ std::shared_ptr<Graph> convNet(bool branch = false)
     return g;
 }
 
+// A residual block: data -> conv1 -> relu1 -> conv2 -> add(conv2, relu1) -> relu3, and beside it
+// add(convA(data), convB(data)) -> relu4 (both operands convolutions: the later takes the sum).
+std::shared_ptr<Graph> residualNet()
+{
+    auto g = std::make_shared<Graph>();
+    const uint32_t x = g->addVariable("data");
+    auto conv = [&](const std::string& name, uint32_t in) {
+        const uint32_t w = g->addVariable(name + "_weight");
+        const uint32_t b = g->addVariable(name + "_bias");
+        return g->addOp("Convolution", name, { { "kernel", "(3, 3)" }, { "num_filter", "16" }, { "pad", "(1, 1)" } },
+            { { in, 0, 0 }, { w, 0, 0 }, { b, 0, 0 } });
+    };
+    const uint32_t c1 = conv("conv1", x);
+    const uint32_t r1 = g->addOp("Activation", "relu1", { { "act_type", "relu" } }, { { c1, 0, 0 } });
+    const uint32_t c2 = conv("conv2", r1);
+    const uint32_t a = g->addOp("elemwise_add", "add", {}, { { c2, 0, 0 }, { r1, 0, 0 } });
+    const uint32_t r3 = g->addOp("relu", "relu3", {}, { { a, 0, 0 } });
+    const uint32_t ca = conv("convA", x);
+    const uint32_t cb = conv("convB", x);
+    const uint32_t a2 = g->addOp("broadcast_add", "add2", {}, { { ca, 0, 0 }, { cb, 0, 0 } });
+    g->setHeads({ { r3, 0, 0 }, { a2, 0, 0 } });
+    g->finalize();
+    return g;
+}
+
 std::vector<Tensor> inputsFor(const Graph& g)
 {
     Generator gen(7);
@@ -193,4 +218,37 @@ TEST(Fusion, ReferenceKernelsTakeNoPostOpAndRunUnfused)
     ref.refreshWants();
     ref.run(in);
     EXPECT_EQ(ref.planGeneration(), plans) << "a refused fusion is not retried run after run";
+}
+
+TEST(Fusion, AResidualAddAndItsReluRunInsideTheLaterConvolution)
+{
+    const auto g = residualNet();
+    const auto in = inputsFor(*g);
+    Executor plain(g, staticFlags(false));
+    Executor fused(g, staticFlags(true));
+    const RunResult a = plain.run(in);
+    const RunResult b = fused.run(in);
+    if (!onednnConvolution(fused)) GTEST_SKIP() << "oneDNN runs no convolution on this machine: nothing to fuse";
+    EXPECT_EQ(fused.fusedInto(idOf(*g, "relu1")), idOf(*g, "conv1"));
+    EXPECT_EQ(fused.fusedInto(idOf(*g, "add")), idOf(*g, "conv2"));
+    EXPECT_EQ(fused.fusedInto(idOf(*g, "relu3")), idOf(*g, "conv2"));
+    EXPECT_EQ(fused.fusedWith(idOf(*g, "conv2")), (std::vector<uint32_t> { idOf(*g, "add"), idOf(*g, "relu3") }));
+    EXPECT_EQ(fused.fusedInto(idOf(*g, "add2")), idOf(*g, "convB")) << "convA's output is ready when convB runs";
+    ASSERT_EQ(b.outputs.size(), 2u);
+    EXPECT_TRUE(test::tensorsNear(b.outputs[0], a.outputs[0], 1e-6f, 1e-5f));
+    EXPECT_TRUE(test::tensorsNear(b.outputs[1], a.outputs[1], 1e-6f, 1e-5f));
+    // Run again (buffers reused: the residual is put in place each run).
+    const RunResult c = fused.run(in);
+    EXPECT_TRUE(test::tensorsNear(c.outputs[0], a.outputs[0], 1e-6f, 1e-5f));
+
+    // Watching the add keeps conv2, add and relu3 apart; conv1+relu1 and convB+add2 stay fused.
+    Watcher w;
+    w.nodes = { "add" };
+    fused.attach(&w);
+    const RunResult d = fused.run(in);
+    EXPECT_EQ(fused.fusedInto(idOf(*g, "add")), -1);
+    EXPECT_EQ(fused.fusedInto(idOf(*g, "relu3")), -1);
+    EXPECT_EQ(fused.fusedInto(idOf(*g, "relu1")), idOf(*g, "conv1"));
+    EXPECT_EQ(fused.fusedInto(idOf(*g, "add2")), idOf(*g, "convB"));
+    EXPECT_TRUE(test::tensorsNear(d.outputs[0], a.outputs[0], 1e-6f, 1e-5f));
 }

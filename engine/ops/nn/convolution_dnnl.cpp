@@ -19,7 +19,9 @@ using dnnl::memory;
 // reorder otherwise.
 class Port {
 public:
-    Port(const memory::desc& plain, const memory::desc& wanted, bool intoPrimitive)
+    /// `target`: the primitive's memory to fill (another port's inner memory) instead of one of
+    /// its own; only when the formats differ.
+    Port(const memory::desc& plain, const memory::desc& wanted, bool intoPrimitive, const memory* target = nullptr)
         : m_user(plain, dnnlutil::cpuEngine(), DNNL_MEMORY_NONE)
         , m_intoPrimitive(intoPrimitive)
     {
@@ -27,7 +29,7 @@ public:
             m_inner = m_user;
             return;
         }
-        m_inner = memory(wanted, dnnlutil::cpuEngine());
+        m_inner = target ? *target : memory(wanted, dnnlutil::cpuEngine());
         const memory::dims dims = plain.dims();
         const bool spatial = dims.size() == 3 || dims.size() == 4;
         const auto lastTag = dims.size() == 3 ? memory::format_tag::acb : memory::format_tag::acdb;
@@ -139,14 +141,16 @@ public:
         build();
     }
 
+    // A sum (of a residual input) first, then a relu, each once.
     bool appendPostOp(PostOp op) override
     {
-        if (op != PostOp::Relu || m_relu) return false;
-        m_relu = true;
+        bool& flag = op == PostOp::Relu ? m_relu : m_sum;
+        if (flag || (op == PostOp::Sum && m_relu)) return false;
+        flag = true;
         try {
             build();
         } catch (const dnnl::error&) { // no implementation with the post-op: stay as it was
-            m_relu = false;
+            flag = false;
             build();
             return false;
         }
@@ -178,12 +182,14 @@ public:
         // faster than the channels-last kernel it prefers once the transposition is counted.
         const bool imageInput = g.inChannels < 8 && g.groups == 1;
         const memory::desc src = imageInput ? srcPlain : anyFormat(srcPlain);
-        // A fused relu runs on each output value before it is stored: max(x, 0), exactly what the
-        // relu node computes.
+        // Fused element-wise work runs on each output value before it is stored: a sum adds what
+        // the destination holds (the residual, put there first), a relu takes max(x, 0), exactly
+        // what the add and relu nodes compute.
         dnnl::primitive_attr attr;
-        if (m_relu) {
+        if (m_sum || m_relu) {
             dnnl::post_ops ops;
-            ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+            if (m_sum) ops.append_sum(1.0f);
+            if (m_relu) ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
             attr.set_post_ops(ops);
         }
         // Padding on the right as on the left: oneDNN's output-size check floors as MXNet does.
@@ -202,6 +208,8 @@ public:
         m_src = std::make_unique<Port>(srcPlain, pd.src_desc(), true);
         m_weights = std::make_unique<Port>(weightsPlain, pd.weights_desc(), true);
         m_dst = std::make_unique<Port>(dstPlain, pd.dst_desc(), false);
+        m_residual.reset();
+        if (m_sum) m_residual = std::make_unique<Port>(dstPlain, pd.dst_desc(), true, &m_dst->inner());
         m_convArgs = { { DNNL_ARG_SRC, m_src->inner() }, { DNNL_ARG_WEIGHTS, m_weights->inner() },
             { DNNL_ARG_DST, m_dst->inner() } };
         m_bias = memory();
@@ -220,6 +228,15 @@ public:
         m_dst->bind(out[0]->data());
         if (m_bias) m_bias.set_data_handle(in[2]->data());
         m_src->convert(s);
+        if (m_sum) { // the residual, after the kernel's own inputs, into the destination first
+            const Tensor& r = *in[m_params.noBias ? 2 : 3];
+            if (m_residual->converts()) {
+                m_residual->bind(r.data());
+                m_residual->convert(s);
+            } else if (r.data() != out[0]->data()) {
+                std::memcpy(out[0]->data(), r.data(), static_cast<size_t>(r.size()) * sizeof(float));
+            }
+        }
         float* w = in[1]->data();
         if (!m_weights->converts()) {
             m_weights->bind(w);
@@ -243,9 +260,9 @@ public:
 private:
     ConvolutionParams m_params;
     Shape m_data, m_output;
-    bool m_relu = false;
+    bool m_relu = false, m_sum = false;
     dnnl::convolution_forward m_conv;
-    std::unique_ptr<Port> m_src, m_weights, m_dst;
+    std::unique_ptr<Port> m_src, m_weights, m_dst, m_residual;
     memory m_bias;
     std::unordered_map<int, memory> m_convArgs;
     size_t m_weightsCount = 0;

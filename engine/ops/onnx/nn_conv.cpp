@@ -132,7 +132,7 @@ public:
             m_fast->run(in, out, ctx);
             return;
         }
-        if (m_relu) throw UsageError("a convolution fused with a relu runs on float32 only");
+        if (m_fused) throw UsageError("a convolution fused with the ops after it runs on float32 only");
         dispatchType(in[0]->dtype(), [&](auto tag) {
             using T = decltype(tag);
             if constexpr (std::is_floating_point_v<Calc<T>>)
@@ -140,13 +140,18 @@ public:
         });
     }
     const char* backend() const override { return m_backend; }
-    bool appendPostOp(PostOp op) override { return (m_relu = m_fast->appendPostOp(op)); }
+    bool appendPostOp(PostOp op) override
+    {
+        const bool taken = m_fast->appendPostOp(op);
+        m_fused = m_fused || taken;
+        return taken;
+    }
 
 private:
     ConvParams m_params;
     std::unique_ptr<Kernel> m_fast;
     const char* m_backend;
-    bool m_relu = false;
+    bool m_fused = false;
 };
 
 std::unique_ptr<Kernel> convKernel(const OpParams& params, std::span<const Shape> in, std::span<const Shape> out, bool dnnl)
