@@ -307,9 +307,15 @@ std::vector<Tensor> gatherInputs(
             try {
                 Tensor t = makeInput(spec, seed + i);
                 const DType want = i < m.inputTypes.size() ? m.inputTypes[i] : DType::Float32;
-                if (t.dtype() != want) {
+                const bool exactFill = spec.file.empty() && (spec.fill == "zeros" || spec.fill == "ones");
+                if (t.dtype() != want && exactFill) {
+                    t = t.astype(want); // zeros and ones are the same in every type
+                } else if (t.dtype() != want) {
                     // Numbers become other numbers of their kind; fractions never silently become
                     // integers or truths.
+                    if (spec.file.empty() && isFloatingType(t.dtype()) && !isFloatingType(want))
+                        throw TypeError("input '" + spec.name + "' takes " + dtypeName(want) + ": a generated "
+                            + spec.fill + " fill makes fractions; give :zeros or :ones, or a .npy file");
                     if (isFloatingType(t.dtype()) && !isFloatingType(want))
                         throw TypeError("input '" + spec.name + "' takes " + dtypeName(want) + ", the file holds "
                             + dtypeName(t.dtype()));

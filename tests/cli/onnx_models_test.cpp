@@ -172,3 +172,15 @@ TEST(OnnxModels, AnInputFileOfAnotherKindOfNumberIsRefused)
     EXPECT_EQ(r.status, 0) << lastStderr();
     EXPECT_NE(lastStderr().find("holds float64; converted to float32"), std::string::npos) << lastStderr();
 }
+
+// A generated zeros or ones fill is exact in any type: a bool mask can be given as a shape; a
+// generated fill of fractions for it is refused naming what to give instead (exit 2).
+TEST(OnnxModels, AGeneratedZerosOrOnesFillsAnInputOfAnyType)
+{
+    Result zeros = run("run sample:onnx-transformer --input padding_mask=1x8:zeros");
+    EXPECT_EQ(zeros.status, 0) << lastStderr();
+    Result uniform = run("run sample:onnx-transformer --input padding_mask=1x8:uniform");
+    EXPECT_EQ(uniform.status, 2);
+    EXPECT_NE(lastStderr().find("a generated uniform fill makes fractions; give :zeros or :ones"), std::string::npos)
+        << lastStderr();
+}

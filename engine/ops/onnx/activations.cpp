@@ -60,7 +60,7 @@ void addClip(OpRegistry& r)
                         if (iMax >= 0) hi = load(in[static_cast<size_t>(iMax)]->dataAs<T>()[0]);
                         const T* x = in[0]->dataAs<T>();
                         T* o = out[0]->dataAs<T>();
-                        for (int64_t i = 0; i < in[0]->size(); ++i) {
+                        for (int64_t i = 0, n = in[0]->size(); i < n; ++i) {
                             const C v = load(x[i]);
                             o[i] = store<T>(v < lo ? lo : (v > hi ? hi : v));
                         }

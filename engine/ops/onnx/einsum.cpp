@@ -250,7 +250,7 @@ void addShrink(OpRegistry& r)
                     using T = decltype(tag);
                     const T* x = in[0]->dataAs<T>();
                     T* y = out[0]->dataAs<T>();
-                    for (int64_t i = 0; i < in[0]->size(); ++i) {
+                    for (int64_t i = 0, n = in[0]->size(); i < n; ++i) {
                         const double v = toDouble(x[i]);
                         y[i] = fromDouble<T>(v < -q.lambd ? v + q.bias : v > q.lambd ? v - q.bias : 0.0);
                     }

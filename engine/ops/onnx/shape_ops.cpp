@@ -392,7 +392,7 @@ void addRange(OpRegistry& r)
                     if constexpr (!std::is_same_v<T, bool>) {
                         const Calc<T> start = load(in[0]->dataAs<T>()[0]), delta = load(in[2]->dataAs<T>()[0]);
                         T* o = out[0]->dataAs<T>();
-                        for (int64_t i = 0; i < out[0]->size(); ++i)
+                        for (int64_t i = 0, n = out[0]->size(); i < n; ++i)
                             o[i] = store<T>(start + static_cast<Calc<T>>(i) * delta);
                     }
                 });

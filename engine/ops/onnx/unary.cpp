@@ -152,7 +152,7 @@ void addIsInf(OpRegistry& r)
                     using T = decltype(tag);
                     const T* x = in[0]->dataAs<T>();
                     bool* o = out[0]->dataAs<bool>();
-                    for (int64_t i = 0; i < in[0]->size(); ++i) {
+                    for (int64_t i = 0, n = in[0]->size(); i < n; ++i) {
                         const double v = toDouble(x[i]);
                         o[i] = std::isinf(v) && ((v > 0 && q.positive) || (v < 0 && q.negative));
                     }
