@@ -163,6 +163,7 @@ nlohmann::json toJson(const BenchFigures& f)
         op["op"] = o.op;
         op["backend"] = o.backend;
         op["fused"] = o.fused;
+        op["fused_ops"] = o.fusedOps;
         op["self_ms"] = o.selfMs;
         op["min_ms"] = o.minMs;
         op["max_ms"] = o.maxMs;
