@@ -1,7 +1,6 @@
 #include "exec/executor.h"
 
 #include "core/error.h"
-#include "exec/fusion_rules.h"
 #include "tensor/memory_limit.h"
 #include "tensor/random.h"
 
@@ -47,124 +46,6 @@ void Executor::detach(ExecutionObserver* observer)
 void Executor::refreshWants()
 {
     recomputeWants();
-}
-
-std::vector<uint32_t> Executor::fusedWith(uint32_t nodeId) const
-{
-    std::vector<uint32_t> out;
-    for (const FusionCandidate& c : m_candidates)
-        if (c.fused && m_steps[c.producer].node == nodeId)
-            for (uint32_t k : c.consumers)
-                out.push_back(m_steps[k].node);
-    return out;
-}
-
-bool Executor::fuseCandidate(FusionCandidate& c)
-{
-    Step& producer = m_steps[c.producer];
-    if (producer.wants != PhaseMask::None) return false;
-    for (uint32_t k : c.consumers)
-        if (m_steps[k].wants != PhaseMask::None) return false;
-    // Post-ops in the order the nodes run: the sum (an add), then a relu.
-    for (uint32_t k : c.consumers) {
-        const PostOp op = fusion::isAdd(m_graph->node(m_steps[k].node)) ? PostOp::Sum : PostOp::Relu;
-        if (!producer.kernel->appendPostOp(op)) {
-            c.refused = true; // its kernel is made again with the next plan
-            return false;
-        }
-    }
-    producer.runOut = m_steps[c.consumers.back()].outBegin;
-    producer.residual = c.residual;
-    for (uint32_t k : c.consumers) {
-        m_steps[k].absorbed = true;
-        m_fusedInto[m_steps[k].node] = producer.node;
-    }
-    return true;
-}
-
-void Executor::fuse()
-{
-    const Graph& g = *m_graph;
-    m_candidates.clear();
-    m_fusedInto.assign(g.size(), -1);
-    m_fusionDirty = false;
-    if (!m_flags.fuse || !m_flags.static_alloc) return;
-    std::vector<int64_t> stepOf(g.size(), -1);
-    std::vector<std::vector<uint32_t>> readers(m_values.size());
-    for (size_t i = 0; i < m_steps.size(); ++i) {
-        stepOf[m_steps[i].node] = static_cast<int64_t>(i);
-        for (uint32_t k = 0; k < m_steps[i].inCount; ++k)
-            readers[m_inEntries[m_steps[i].inBegin + k]].push_back(static_cast<uint32_t>(i));
-    }
-    // The step that alone reads `entry` (no other op, not a head), or -1.
-    auto soleReader = [&](uint32_t entry) -> int64_t {
-        return m_useCount[entry] == 1 && readers[entry].size() == 1 ? static_cast<int64_t>(readers[entry][0]) : -1;
-    };
-    std::vector<bool> claimed(m_steps.size(), false);
-    // A convolution whose one float32 output may take post-ops.
-    auto convolution = [&](int64_t i) {
-        if (i < 0 || claimed[static_cast<size_t>(i)]) return false;
-        const Step& s = m_steps[static_cast<size_t>(i)];
-        return fusion::takesRelu(g.node(s.node)) && s.outCount == 1 && m_types[s.outBegin] == DType::Float32;
-    };
-    auto reluAfter = [&](uint32_t entry) -> int64_t {
-        const int64_t r = soleReader(entry);
-        return r >= 0 && fusion::isRelu(g.node(m_steps[static_cast<size_t>(r)].node)) ? r : -1;
-    };
-    auto add = [&](FusionCandidate c) {
-        c.fused = false;
-        c.refused = false;
-        claimed[c.producer] = true;
-        c.fused = fuseCandidate(c);
-        m_candidates.push_back(std::move(c));
-    };
-
-    // Conv -> Add(conv, residual) [-> Relu]: the add's other operand must be ready when the
-    // convolution runs (made by an earlier step, or a variable) and of the output's shape and type.
-    for (size_t a = 0; a < m_steps.size(); ++a) {
-        const Node& n = g.node(m_steps[a].node);
-        if (!fusion::isAdd(n) || n.inputs[0].index != 0 || n.inputs[1].index != 0) continue;
-        const uint32_t out = m_steps[a].outBegin;
-        int64_t best = -1;
-        uint32_t residual = 0;
-        for (int k = 0; k < 2; ++k) {
-            const uint32_t mine = g.entryId(n.inputs[static_cast<size_t>(k)]);
-            const uint32_t other = g.entryId(n.inputs[static_cast<size_t>(1 - k)]);
-            const int64_t c = stepOf[n.inputs[static_cast<size_t>(k)].node];
-            const int64_t otherStep = stepOf[n.inputs[static_cast<size_t>(1 - k)].node];
-            if (!convolution(c) || soleReader(mine) != static_cast<int64_t>(a) || mine == other) continue;
-            if (m_shapes[other] != m_shapes[out] || m_shapes[mine] != m_shapes[out]) continue;
-            if (m_types[other] != DType::Float32 || otherStep >= c) continue;
-            if (c > best) {
-                best = c;
-                residual = other;
-            }
-        }
-        if (best < 0) continue;
-        FusionCandidate cand { static_cast<uint32_t>(best), { static_cast<uint32_t>(a) }, residual, false, false };
-        if (const int64_t r = reluAfter(out); r >= 0) cand.consumers.push_back(static_cast<uint32_t>(r));
-        add(std::move(cand));
-    }
-    // Conv -> Relu.
-    for (size_t i = 0; i < m_steps.size(); ++i) {
-        const Node& n = g.node(m_steps[i].node);
-        if (!fusion::isRelu(n) || n.inputs.size() != 1 || n.inputs[0].index != 0) continue;
-        const int64_t c = stepOf[n.inputs[0].node];
-        if (!convolution(c) || reluAfter(m_steps[static_cast<size_t>(c)].outBegin) != static_cast<int64_t>(i))
-            continue;
-        add(FusionCandidate { static_cast<uint32_t>(c), { static_cast<uint32_t>(i) }, -1, false, false });
-    }
-}
-
-bool Executor::fusionStale() const
-{
-    for (const FusionCandidate& c : m_candidates) {
-        bool unwatched = m_steps[c.producer].wants == PhaseMask::None;
-        for (uint32_t k : c.consumers)
-            unwatched = unwatched && m_steps[k].wants == PhaseMask::None;
-        if (c.fused != (unwatched && !c.refused)) return true;
-    }
-    return false;
 }
 
 void Executor::recomputeWants()
@@ -259,7 +140,8 @@ void Executor::plan(std::span<const Tensor> variables)
         s.called = false;
         s.runOut = s.outBegin;
         s.absorbed = false;
-        s.residual = -1;
+        s.extraBegin = 0;
+        s.extraCount = 0;
         s.kernel = m_kernels.back().get();
         m_prepareByNode[id] = s.prepareNs;
         maxIn = std::max(maxIn, n.inputs.size());
@@ -362,6 +244,7 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
 {
     const Graph& g = *m_graph;
     RunProfile* const prof = m_profile;
+    m_runTraining = ctx.training;
     if (prof) {
         prof->steps.clear();
         prof->begin = nowNs();
@@ -386,11 +269,12 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
         const int64_t planBegin = prof ? nowNs() : 0;
         plan(variables);
         if (prof) prof->planNs = nowNs() - planBegin;
-    } else if (m_fusionDirty) {
-        // Observers changed what they watch: a fused node now watched (or a watched one no longer)
-        // needs kernels made again; otherwise the plan stands.
+    } else if (m_fusionDirty || (m_trainingMatters && ctx.training != m_planTraining)) {
+        // Observers changed what they watch (a fused node now watched, or a watched one no longer),
+        // or a BatchNorm folded for inference now trains: kernels are made again; otherwise the
+        // plan stands.
         m_fusionDirty = false;
-        if (fusionStale()) {
+        if (fusionStale() || (m_trainingMatters && ctx.training != m_planTraining)) {
             const int64_t planBegin = prof ? nowNs() : 0;
             plan(variables);
             if (prof) prof->planNs = nowNs() - planBegin;
@@ -399,6 +283,7 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
     if (prof) prof->steps.reserve(m_steps.size());
     for (size_t v = 0; v < variables.size(); ++v)
         m_values[g.entryId(g.variables()[v], 0)] = variables[v];
+    computeFolds();
 
     const bool keep = m_flags.static_alloc;
     if (!keep || !m_buffersReady) {
@@ -473,9 +358,10 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
         if (timing) timing->kernelBegin = timing->beforeEnd;
         try {
             std::span<const Tensor* const> in(m_inPtrs.data() + s.inBegin, s.inCount);
-            if (s.residual >= 0) { // a fused add's other operand comes after the kernel's inputs
+            if (s.extraCount > 0) { // what fused post-ops read comes after the kernel's inputs
                 m_fusedIn.assign(in.begin(), in.end());
-                m_fusedIn.push_back(&m_values[static_cast<size_t>(s.residual)]);
+                m_fusedIn.insert(m_fusedIn.end(), m_extraPtrs.begin() + s.extraBegin,
+                    m_extraPtrs.begin() + s.extraBegin + s.extraCount);
                 in = m_fusedIn;
             }
             s.kernel->run(in, std::span<Tensor* const>(m_outPtrs.data() + s.runOut, s.outCount), ctx);

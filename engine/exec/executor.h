@@ -5,6 +5,7 @@
 #include "graph/graph.h"
 #include "ops/op.h"
 
+#include <deque>
 #include <memory>
 #include <span>
 #include <string>
@@ -20,8 +21,9 @@ struct ExecFlags {
     int forward_bulk_size = 15; ///< MXNet: ops bulked per engine push in forward (kept for compatibility)
     int backward_bulk_size = 15;
     /// With static_alloc: fold what no observer watches into the kernel before it, as oneDNN
-    /// post-ops (MXNet's MKLDNN subgraph backend did the same): a relu into the convolution that
-    /// alone feeds it; an add of a convolution's output and a residual (and a relu after it).
+    /// post-ops (MXNet's MKLDNN subgraph backend did the same): into a convolution, the chain of
+    /// nodes that alone read its output: an inference BatchNorm (per-channel scale and shift), an
+    /// add of a residual ready before it, relu, sigmoid, tanh, gelu and clip (exec/fusion_rules.h).
     /// A node an observer wants is never fused away: its inputs and outputs exist as without fusion.
     bool fuse = true;
 };
@@ -114,19 +116,32 @@ private:
         bool called; // the kernel has run since the plan
         uint32_t runOut; // the entry the kernel writes (outBegin; a fused consumer's output)
         bool absorbed; // fused into an earlier step's kernel: not run
-        int64_t residual; // a fused add's other operand (an entry), given after the kernel's inputs; -1
+        uint32_t extraBegin, extraCount; // what fused post-ops read (m_extraPtrs), after the kernel's inputs
     };
-    // A convolution and what alone reads it (a relu; an add, then maybe a relu), fused or not in
-    // the current plan.
+    // A convolution and the chain of nodes that alone read it, one after the other, each computable
+    // as a post-op; its first `fusedCount` run inside the convolution's kernel in the current plan.
     struct FusionCandidate {
         uint32_t producer; // step indexes
         std::vector<uint32_t> consumers;
-        int64_t residual; // the add's other operand, or -1
-        bool fused;
-        bool refused; // the kernel could not take the post-ops: never asked again in this plan
+        std::vector<PostOp> ops; // one per consumer
+        std::vector<const Tensor*> extra; // what the post-ops read, in their order
+        struct Fold {
+            size_t consumer; // a folded normalisation
+            Tensor *scale, *shift;
+        };
+        std::vector<Fold> folds;
+        size_t unwatched = 0; // the leading consumers no observer wanted when fused (0: the producer is)
+        size_t fusedCount = 0;
     };
-    bool fuseCandidate(FusionCandidate& c);
-    std::vector<const Tensor*> m_fusedIn; // a fused step's inputs with its residual
+    size_t unwatchedPrefix(const FusionCandidate& c) const;
+    void fuseCandidate(FusionCandidate& c);
+    void computeFolds();
+    std::vector<const Tensor*> m_fusedIn; // a fused step's inputs with what its post-ops read
+    std::vector<const Tensor*> m_extraPtrs;
+    std::deque<Tensor> m_foldTensors; // scale and shift of folded normalisations (stable addresses)
+    bool m_runTraining = false; // the run being planned trains (RunContext::training)
+    bool m_planTraining = false; // ... when the plan fused
+    bool m_trainingMatters = false; // a normalisation folds when not training only
     std::vector<FusionCandidate> m_candidates;
     std::vector<int64_t> m_fusedInto; // by node id
     bool m_fusionDirty = false; // wants changed since the plan fused

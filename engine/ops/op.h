@@ -31,9 +31,27 @@ struct RunContext {
 /// pays for the shape, the reference kernel otherwise.
 enum class KernelKind { Auto, Reference, Dnnl };
 
-/// Element-wise operations a kernel may apply to its own output (Kernel::appendPostOp). Sum adds
-/// one more input, given after the kernel's own, of the output's shape (a residual connection).
-enum class PostOp : uint8_t { Relu, Sum };
+/// An element-wise operation a kernel may apply to its own output before storing it
+/// (Kernel::setPostOps): how the executor fuses nodes nobody watches into the kernel before them.
+struct PostOp {
+    enum class Kind : uint8_t {
+        Relu, ///< max(x, 0)
+        Sigmoid, ///< 1 / (1 + exp(-x))
+        Tanh,
+        Gelu, ///< x·Φ(x), the erf form
+        Clip, ///< min(max(x, lo), hi)
+        Sum, ///< x + r: one more input r of the output's shape (a residual connection)
+        Affine, ///< x·scale[c] + shift[c] per channel (axis 1): two more inputs of shape (C) (a folded BatchNorm)
+    };
+    Kind kind = Kind::Relu;
+    float lo = 0.0f, hi = 0.0f; ///< Clip's bounds
+    /// Relu only: NaN stays NaN (oneDNN's relu kernel on its own) instead of becoming 0 (MXNet's
+    /// relu operator, ONNX's Relu, and oneDNN's relu post-op). Only as the last of a list.
+    bool keepNaN = false;
+    bool operator==(const PostOp&) const = default;
+    /// How many inputs it adds after the kernel's own (and after those of the post-ops before it).
+    int extraInputs() const { return kind == Kind::Sum ? 1 : kind == Kind::Affine ? 2 : 0; }
+};
 
 /// An operator prepared for fixed input and output shapes (oneDNN primitives are created here).
 /// run() may be called many times; the caller allocates outputs with the inferred shapes.
@@ -44,10 +62,10 @@ public:
     virtual void run(std::span<const Tensor* const> in, std::span<Tensor* const> out, RunContext& ctx) = 0;
     /// "reference" or "dnnl", for tests and benchmarks.
     virtual const char* backend() const { return "reference"; }
-    /// Folds an element-wise operation into this kernel's output from now on (oneDNN's post-ops),
-    /// so that the node computing it need not run: the executor's fusion of what nobody watches.
-    /// Returns false, changing nothing, when the kernel cannot.
-    virtual bool appendPostOp(PostOp op) { return false; }
+    /// Applies `ops`, in order, to this kernel's output from now on (oneDNN's post-ops), so that the
+    /// nodes computing them need not run; an empty list removes them. Returns false when the kernel
+    /// cannot take the whole list, and then runs with none.
+    virtual bool setPostOps(std::span<const PostOp> ops) { return ops.empty(); }
 };
 
 using KernelFactory = std::function<std::unique_ptr<Kernel>(

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <map>
 #include <set>
 
 using namespace opscope;
@@ -26,6 +27,7 @@ std::vector<std::string> models()
         m.push_back("sample:" + s);
     for (const char* f : { "encoder_decoder", "mobile_block", "lstm_classifier" })
         m.push_back(fixture(std::string("onnx/torch/") + f + ".onnx"));
+    m.push_back(fixture("onnx/conv_bn_chain.onnx"));
     return m;
 }
 
@@ -96,4 +98,22 @@ TEST(FusionCli, BenchNamesTheFusedGroups)
     const nlohmann::json p = nlohmann::json::parse(pin);
     EXPECT_FALSE(p.at("fuse").get<bool>());
     EXPECT_EQ(p.at("ops").size(), f.at("ops").size() + 1) << "the relu runs on its own";
+}
+
+TEST(FusionCli, BatchNormalizationAndActivationsFoldIntoTheirConvolutions)
+{
+    const fs::path dir = tempDir("fusion_bn");
+    Result r = run("bench " + fixture("onnx/conv_bn_chain.onnx") + " --repeat 1 --warmup 0 --json " + (dir / "f.json").string());
+    ASSERT_EQ(r.status, 0) << lastStderr();
+    std::ifstream in(dir / "f.json");
+    const nlohmann::json f = nlohmann::json::parse(in);
+    std::map<std::string, std::vector<std::string>> groups;
+    for (const auto& op : f.at("ops"))
+        groups[op.at("node")] = op.at("fused").get<std::vector<std::string>>();
+    if (groups.size() == 9) GTEST_SKIP() << "no convolution ran on oneDNN here: nothing fused";
+    using V = std::vector<std::string>;
+    EXPECT_EQ(groups.size(), 3u) << f.dump();
+    EXPECT_EQ(groups["conv1"], (V { "bn1", "sig1" }));
+    EXPECT_EQ(groups["conv2"], (V { "bn2", "add2", "relu2" }));
+    EXPECT_EQ(groups["conv3"], (V { "tanh3" }));
 }

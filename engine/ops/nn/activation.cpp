@@ -39,8 +39,8 @@ void activationReference(
     // MXNet's softrelu returns x itself above 20, where log1p(exp(x)) == x in float.
     const auto softrelu = (x > 20.0f).select(x, x.exp().log1p());
     switch (p.type) {
-    case ActType::ReLU:
-        y = x.max(0.0f);
+    case ActType::ReLU: // as oneDNN's relu kernel, which runs it for larger tensors: NaN stays NaN
+        y = (x > 0.0f).select(x, x * 0.0f);
         break;
     case ActType::Sigmoid:
         y = 1.0f / (1.0f + (-x).exp());

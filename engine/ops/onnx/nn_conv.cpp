@@ -140,10 +140,10 @@ public:
         });
     }
     const char* backend() const override { return m_backend; }
-    bool appendPostOp(PostOp op) override
+    bool setPostOps(std::span<const PostOp> ops) override
     {
-        const bool taken = m_fast->appendPostOp(op);
-        m_fused = m_fused || taken;
+        const bool taken = m_fast->setPostOps(ops);
+        m_fused = taken && !ops.empty();
         return taken;
     }
 

@@ -1,0 +1,245 @@
+// Chains fused into a convolution (ExecFlags::fuse): an inference BatchNorm folded as a per-channel
+// scale and shift, element-wise activations (relu, sigmoid, tanh, gelu) and a residual add, in any
+// order the graph has them; the same values as unfused, NaN and infinities included; a watched node
+// ends the fused part of a chain; a training run never folds a BatchNorm that trains.
+
+#include "common/tensor_match.h"
+#include "exec/executor.h"
+#include "tensor/random.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <map>
+
+using namespace opscope;
+
+namespace {
+uint32_t idOf(const Graph& g, const std::string& name)
+{
+    for (uint32_t i = 0; i < g.size(); ++i)
+        if (g.node(i).name == name) return i;
+    ADD_FAILURE() << name;
+    return 0;
+}
+
+struct Builder {
+    std::shared_ptr<Graph> g = std::make_shared<Graph>();
+    uint32_t data = g->addVariable("data");
+    uint32_t conv(const std::string& name, uint32_t in)
+    {
+        const uint32_t w = g->addVariable(name + "_weight");
+        const uint32_t b = g->addVariable(name + "_bias");
+        return g->addOp("Convolution", name, { { "kernel", "(3, 3)" }, { "num_filter", "16" }, { "pad", "(1, 1)" } },
+            { { in, 0, 0 }, { w, 0, 0 }, { b, 0, 0 } });
+    }
+    uint32_t batchNorm(const std::string& name, uint32_t in, AttrMap attrs = { { "fix_gamma", "False" } })
+    {
+        std::vector<NodeEntry> inputs { { in, 0, 0 } };
+        for (const char* p : { "_gamma", "_beta", "_moving_mean", "_moving_var" })
+            inputs.push_back({ g->addVariable(name + p), 0, 0 });
+        return g->addOp("BatchNorm", name, std::move(attrs), inputs);
+    }
+    uint32_t op(const std::string& type, const std::string& name, uint32_t in, AttrMap attrs = {})
+    {
+        return g->addOp(type, name, std::move(attrs), { { in, 0, 0 } });
+    }
+};
+
+// Variables by name: the data, weights, biases, and BatchNorm statistics with a positive variance.
+std::vector<Tensor> inputsFor(const Graph& g, uint64_t seed = 7)
+{
+    Generator gen(seed);
+    std::vector<Tensor> v;
+    for (uint32_t id : g.variables()) {
+        const std::string& n = g.node(id).name;
+        if (n == "data")
+            v.push_back(Tensor::uniform(Shape({ 2, 16, 10, 10 }), -1, 1, &gen));
+        else if (n.ends_with("_weight"))
+            v.push_back(Tensor::uniform(Shape({ 16, 16, 3, 3 }), -0.3f, 0.3f, &gen));
+        else if (n.ends_with("_moving_var"))
+            v.push_back(Tensor::uniform(Shape({ 16 }), 0.2f, 2, &gen));
+        else
+            v.push_back(Tensor::uniform(Shape({ 16 }), -1, 1, &gen));
+    }
+    return v;
+}
+
+ExecFlags staticFlags(bool fuse)
+{
+    ExecFlags f;
+    f.static_alloc = true;
+    f.static_shape = true;
+    f.fuse = fuse;
+    return f;
+}
+
+std::vector<std::string> namesOf(const Graph& g, const std::vector<uint32_t>& ids)
+{
+    std::vector<std::string> out;
+    for (uint32_t id : ids)
+        out.push_back(g.node(id).name);
+    return out;
+}
+
+struct Watcher : ExecutionObserver {
+    std::vector<std::string> nodes;
+    std::map<std::string, Tensor> seen;
+    PhaseMask wants(const Graph& g, uint32_t id) override
+    {
+        for (const std::string& n : nodes)
+            if (g.node(id).name == n) return PhaseMask::After;
+        return PhaseMask::None;
+    }
+    ObserverAction onOp(const OpEvent& ev) override
+    {
+        seen[ev.node.name] = Tensor::copyOf(ev.outputs[0]);
+        return ObserverAction::Continue;
+    }
+};
+
+bool onednn(const Executor& e, const std::string& conv)
+{
+    return e.kernelBackends()[idOf(e.graph(), conv)] == "dnnl";
+}
+
+// conv1 -> bn1 -> relu1 -> conv2 -> bn2 -> add(bn2, relu1) -> relu2 -> conv3 -> clip(0, 0.5)
+//   -> conv4 -> sigmoid -> conv5 -> tanh -> conv6 -> gelu (head)
+std::shared_ptr<Graph> chainNet()
+{
+    Builder b;
+    const uint32_t r1 = b.op("relu", "relu1", b.batchNorm("bn1", b.conv("conv1", b.data)));
+    const uint32_t bn2 = b.batchNorm("bn2", b.conv("conv2", r1));
+    const uint32_t add = b.g->addOp("elemwise_add", "add", {}, { { bn2, 0, 0 }, { r1, 0, 0 } });
+    const uint32_t r2 = b.op("Activation", "relu2", add, { { "act_type", "relu" } });
+    const uint32_t clip = b.op("clip", "clip", b.conv("conv3", r2), { { "a_min", "0" }, { "a_max", "0.5" } });
+    const uint32_t sig = b.op("sigmoid", "sigmoid", b.conv("conv4", clip));
+    const uint32_t tanh = b.op("Activation", "tanh", b.conv("conv5", sig), { { "act_type", "tanh" } });
+    const uint32_t gelu = b.op("LeakyReLU", "gelu", b.conv("conv6", tanh), { { "act_type", "gelu" } });
+    b.g->setHeads({ { gelu, 0, 0 } });
+    b.g->finalize();
+    return b.g;
+}
+}
+
+TEST(FusionChain, BatchNormAddAndActivationsRunInsideTheirConvolutionsWithTheSameValues)
+{
+    const auto g = chainNet();
+    const auto in = inputsFor(*g);
+    Executor plain(g, staticFlags(false));
+    Executor fused(g, staticFlags(true));
+    const Tensor expected = plain.run(in).outputs.at(0).copy();
+    const Tensor got = fused.run(in).outputs.at(0).copy();
+    if (!onednn(fused, "conv1")) GTEST_SKIP() << "oneDNN runs no convolution on this machine: nothing to fuse";
+    using V = std::vector<std::string>;
+    EXPECT_EQ(namesOf(*g, fused.fusedWith(idOf(*g, "conv1"))), (V { "bn1", "relu1" }));
+    EXPECT_EQ(namesOf(*g, fused.fusedWith(idOf(*g, "conv2"))), (V { "bn2", "add", "relu2" }));
+    EXPECT_EQ(fused.fusedInto(idOf(*g, "clip")), -1) << "oneDNN's clip turns NaN into a bound: never fused";
+    EXPECT_EQ(namesOf(*g, fused.fusedWith(idOf(*g, "conv4"))), (V { "sigmoid" }));
+    EXPECT_EQ(namesOf(*g, fused.fusedWith(idOf(*g, "conv5"))), (V { "tanh" }));
+    EXPECT_EQ(namesOf(*g, fused.fusedWith(idOf(*g, "conv6"))), (V { "gelu" }));
+    EXPECT_TRUE(test::tensorsNear(got, expected, 1e-6f, 1e-5f));
+
+    // Changed BatchNorm statistics and weights are seen at the next run (folded per run, not once).
+    auto changed = in;
+    for (size_t v = 0; v < changed.size(); ++v) {
+        const std::string& n = g->node(g->variables()[v]).name;
+        if (n.starts_with("bn") || n == "conv2_weight") changed[v] = Tensor::uniform(in[v].shape(), 0.3f, 1.5f);
+    }
+    EXPECT_TRUE(test::tensorsNear(fused.run(changed).outputs.at(0), plain.run(changed).outputs.at(0), 1e-6f, 1e-5f));
+}
+
+TEST(FusionChain, NaNAndInfinitiesComeOutWhereTheyComeOutUnfused)
+{
+    const auto g = chainNet();
+    auto in = inputsFor(*g);
+    float* x = in[0].data();
+    x[3] = std::numeric_limits<float>::quiet_NaN(); // spreads through every convolution's window
+    x[250] = std::numeric_limits<float>::infinity();
+    x[777] = -std::numeric_limits<float>::infinity();
+    Executor plain(g, staticFlags(false));
+    Executor fused(g, staticFlags(true));
+    // Watch each convolution's output in the unfused run and in turn end the chain there in the
+    // fused one: every intermediate with its NaNs compared.
+    Watcher all;
+    all.nodes = { "conv1", "bn1", "relu1", "conv2", "bn2", "add", "relu2", "conv3", "clip", "conv4", "sigmoid", "conv5",
+        "tanh", "conv6", "gelu" };
+    plain.attach(&all);
+    const Tensor expected = plain.run(in).outputs.at(0).copy();
+    const Tensor got = fused.run(in).outputs.at(0).copy();
+    if (!onednn(fused, "conv1")) GTEST_SKIP() << "oneDNN runs no convolution on this machine: nothing to fuse";
+    int nans = 0;
+    for (int64_t i = 0; i < expected.size(); ++i)
+        nans += std::isnan(expected.data()[i]) ? 1 : 0;
+    EXPECT_GT(nans, 0) << "the NaN reached the output unfused";
+    EXPECT_TRUE(test::tensorsNear(got, expected, 1e-6f, 1e-5f));
+    for (const std::string& node : all.nodes) {
+        Watcher one;
+        one.nodes = { node };
+        Executor part(g, staticFlags(true));
+        part.attach(&one);
+        part.run(in);
+        ASSERT_TRUE(one.seen.count(node));
+        EXPECT_TRUE(test::tensorsNear(one.seen[node], all.seen[node], 1e-6f, 1e-5f)) << node;
+    }
+}
+
+TEST(FusionChain, AWatchedNodeEndsTheFusedPartOfAChain)
+{
+    const auto g = chainNet();
+    const auto in = inputsFor(*g);
+    Executor plain(g, staticFlags(false));
+    Watcher all;
+    all.nodes = { "bn2", "add" };
+    plain.attach(&all);
+    plain.run(in);
+    Executor fused(g, staticFlags(true));
+    Watcher some;
+    some.nodes = { "add" };
+    fused.attach(&some);
+    fused.run(in);
+    if (!onednn(fused, "conv1")) GTEST_SKIP() << "oneDNN runs no convolution on this machine: nothing to fuse";
+    EXPECT_EQ(namesOf(*g, fused.fusedWith(idOf(*g, "conv2"))), std::vector<std::string> { "bn2" });
+    EXPECT_EQ(fused.fusedInto(idOf(*g, "add")), -1);
+    EXPECT_EQ(fused.fusedInto(idOf(*g, "relu2")), -1) << "after the watched add: apart";
+    EXPECT_TRUE(test::tensorsNear(some.seen["add"], all.seen["add"], 1e-6f, 1e-5f));
+    // Watching the convolution itself keeps the whole chain apart.
+    some.nodes = { "conv2" };
+    fused.refreshWants();
+    fused.run(in);
+    EXPECT_TRUE(fused.fusedWith(idOf(*g, "conv2")).empty());
+    EXPECT_EQ(fused.fusedInto(idOf(*g, "bn2")), -1);
+}
+
+TEST(FusionChain, ATrainingRunNeverFoldsABatchNormThatTrains)
+{
+    Builder b;
+    const uint32_t bn = b.batchNorm("bn", b.conv("conv", b.data));
+    const uint32_t frozen = b.batchNorm("frozen", b.conv("conv_b", b.op("relu", "relu", bn)),
+        { { "fix_gamma", "False" }, { "use_global_stats", "True" } });
+    b.g->setHeads({ { frozen, 0, 0 } });
+    b.g->finalize();
+    const auto g = b.g;
+    auto inference = inputsFor(*g);
+    auto training = inputsFor(*g); // its own statistics: training updates them in place
+    auto reference = inputsFor(*g);
+    Executor plain(g, staticFlags(false));
+    Executor fused(g, staticFlags(true));
+    RunContext train;
+    train.training = true;
+    const Tensor expected = plain.run(reference, train).outputs.at(0).copy();
+    const Tensor got = fused.run(training, train).outputs.at(0).copy();
+    if (!onednn(fused, "conv")) GTEST_SKIP() << "oneDNN runs no convolution on this machine: nothing to fuse";
+    EXPECT_EQ(fused.fusedInto(idOf(*g, "bn")), -1) << "batch statistics: not a fixed scale and shift";
+    EXPECT_EQ(fused.fusedInto(idOf(*g, "frozen")), idOf(*g, "conv_b")) << "use_global_stats: folds even in training";
+    EXPECT_TRUE(test::tensorsNear(got, expected, 1e-6f, 1e-5f));
+    for (size_t v = 0; v < reference.size(); ++v) // the moving statistics were updated alike
+        EXPECT_TRUE(test::tensorsNear(training[v], reference[v], 1e-6f, 1e-5f)) << g->node(g->variables()[v]).name;
+    // The next inference run folds it again, with the same values as unfused.
+    RunContext infer;
+    const Tensor a = plain.run(inference, infer).outputs.at(0).copy();
+    const Tensor c = fused.run(inference, infer).outputs.at(0).copy();
+    EXPECT_EQ(namesOf(*g, fused.fusedWith(idOf(*g, "conv"))), (std::vector<std::string> { "bn", "relu" }));
+    EXPECT_TRUE(test::tensorsNear(c, a, 1e-6f, 1e-5f));
+}
