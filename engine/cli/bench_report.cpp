@@ -123,14 +123,17 @@ void printTable(std::ostream& out, const BenchFigures& f)
         << fixed(opsShare, 1) << " % of the pass)";
     if (f.hooked || f.observerMs > 0) out << ", observers " << fixed(f.observerMs, 3) << " ms";
     out << "\n\n";
+    size_t opWidth = 22; // a fused group's label may be longer
+    for (const OpFigures& o : f.ops)
+        opWidth = std::max(opWidth, opLabel(o).size() + 2);
     out << padLeft("self ms", 10) << padLeft("min ms", 10) << padLeft("share", 8) << padLeft("GFLOP/s", 9)
-        << padLeft("first ms", 10) << padLeft("prep ms", 9) << "  " << padRight("op", 22) << padRight("backend", 11)
+        << padLeft("first ms", 10) << padLeft("prep ms", 9) << "  " << padRight("op", opWidth) << padRight("backend", 11)
         << "node\n";
     for (const OpFigures& o : f.ops) {
         out << padLeft(fixed(o.selfMs, 4), 10) << padLeft(fixed(o.minMs, 4), 10)
             << padLeft(fixed(100 * o.share, 1) + "%", 8) << padLeft(o.flops >= 0 ? fixed(o.gflops, 1) : "-", 9)
             << padLeft(fixed(o.firstCallMs, 3), 10) << padLeft(fixed(o.prepareMs, 3), 9) << "  "
-            << padRight(opLabel(o), 22) << padRight(o.backend.empty() ? "-" : o.backend, 11) << o.name;
+            << padRight(opLabel(o), opWidth) << padRight(o.backend.empty() ? "-" : o.backend, 11) << o.name;
         for (const std::string& f : o.fused)
             out << " + " << f;
         out << "\n";
