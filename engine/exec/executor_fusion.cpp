@@ -63,85 +63,28 @@ void Executor::fuse()
     m_trainingMatters = false;
     if (!m_flags.fuse || !m_flags.static_alloc) return;
     std::vector<int64_t> stepOf(g.size(), -1);
-    std::vector<std::vector<uint32_t>> readers(m_values.size());
     for (size_t i = 0; i < m_steps.size(); ++i) {
         stepOf[m_steps[i].node] = static_cast<int64_t>(i);
-        for (uint32_t k = 0; k < m_steps[i].inCount; ++k)
-            readers[m_inEntries[m_steps[i].inBegin + k]].push_back(static_cast<uint32_t>(i));
         const Node& n = g.node(m_steps[i].node);
         m_trainingMatters = m_trainingMatters || fusion::isNormalization(n, false) != fusion::isNormalization(n, true);
     }
-    // The step that alone reads `entry` (no other op, not a head), or -1.
-    auto soleReader = [&](uint32_t entry) -> int64_t {
-        return m_useCount[entry] == 1 && readers[entry].size() == 1 ? static_cast<int64_t>(readers[entry][0]) : -1;
-    };
-    std::vector<uint32_t> entryNode(m_values.size(), 0);
-    for (uint32_t id = 0; id < g.size(); ++id)
-        for (uint32_t k = 0; k < static_cast<uint32_t>(g.node(id).numOutputs); ++k)
-            entryNode[g.entryId(id, k)] = id;
-    // Ready before step `c` runs: a variable, or made by an earlier step.
-    auto readyBefore = [&](uint32_t entry, size_t c) {
-        return m_isVariableEntry[entry] || stepOf[entryNode[entry]] < static_cast<int64_t>(c);
-    };
-    auto floatOf = [&](uint32_t entry, const Shape& shape) {
-        return m_types[entry] == DType::Float32 && m_shapes[entry] == shape;
-    };
-
-    for (size_t c = 0; c < m_steps.size(); ++c) {
-        const Step& conv = m_steps[c];
-        if (!fusion::takesPostOps(g.node(conv.node)) || conv.outCount != 1 || m_types[conv.outBegin] != DType::Float32)
-            continue;
+    for (const fusion::Chain& chain : fusion::chains(g, m_shapes, m_types, m_planTraining)) {
         FusionCandidate cand;
-        cand.producer = static_cast<uint32_t>(c);
-        const Shape shape = m_shapes[conv.outBegin];
-        uint32_t cur = conv.outBegin;
-        bool sum = false;
-        for (int64_t r; (r = soleReader(cur)) >= 0;) {
-            const Step& rs = m_steps[static_cast<size_t>(r)];
-            const Node& n = g.node(rs.node);
-            if (!floatOf(rs.outBegin, shape)) break;
-            const bool dataFirst = !n.inputs.empty() && g.entryId(n.inputs[0]) == cur;
-            if (fusion::isAdd(n)) {
-                // An add of the chain's value and a residual ready before the convolution runs.
-                const uint32_t a = g.entryId(n.inputs[0]), b = g.entryId(n.inputs[1]);
-                const uint32_t other = a == cur ? b : a;
-                if (sum || a == b || !floatOf(other, shape) || !readyBefore(other, c)) break;
-                cand.ops.push_back(PostOp { PostOp::Kind::Sum });
-                cand.extra.push_back(&m_values[other]);
-                sum = true;
-            } else if (fusion::isNormalization(n, m_planTraining)) {
-                // Its four per-channel parameters are variables; its other outputs nobody reads.
-                if (!dataFirst || shape.ndim() < 3) break;
-                const Shape channels { shape[1] };
-                bool ok = true;
-                for (size_t k = 1; k < 5; ++k) {
-                    const uint32_t e = g.entryId(n.inputs[k]);
-                    ok = ok && m_isVariableEntry[e] && floatOf(e, channels);
-                }
-                for (uint32_t k = 1; k < rs.outCount; ++k)
-                    ok = ok && m_useCount[rs.outBegin + k] == 0;
-                if (!ok) break;
-                cand.ops.push_back(PostOp { PostOp::Kind::Affine });
+        cand.producer = static_cast<uint32_t>(stepOf[chain.producer]);
+        cand.ops = chain.ops;
+        const Shape channels { m_shapes[g.entryId(chain.producer, 0)][1] };
+        for (size_t k = 0; k < chain.consumers.size(); ++k) {
+            cand.consumers.push_back(static_cast<uint32_t>(stepOf[chain.consumers[k]]));
+            if (chain.ops[k].kind == PostOp::Kind::Sum) {
+                cand.extra.push_back(&m_values[static_cast<size_t>(chain.residuals[k])]);
+            } else if (chain.ops[k].kind == PostOp::Kind::Affine) {
                 Tensor& scale = m_foldTensors.emplace_back(channels);
                 Tensor& shift = m_foldTensors.emplace_back(channels);
-                cand.folds.push_back({ cand.consumers.size(), &scale, &shift });
+                cand.folds.push_back({ k, &scale, &shift });
                 cand.extra.push_back(&scale);
                 cand.extra.push_back(&shift);
-            } else if (const auto op = fusion::elementwise(n)) {
-                // One input, or ONNX Clip's bounds (known before the run: their values are in op).
-                if (!dataFirst || (n.inputs.size() != 1 && op->kind != PostOp::Kind::Clip)) break;
-                cand.ops.push_back(*op);
-                if (op->keepNaN) { // the kernel applies it after storing its output: nothing after it
-                    cand.consumers.push_back(static_cast<uint32_t>(r));
-                    break;
-                }
-            } else {
-                break;
             }
-            cand.consumers.push_back(static_cast<uint32_t>(r));
-            cur = rs.outBegin;
         }
-        if (cand.consumers.empty()) continue;
         fuseCandidate(cand);
         m_candidates.push_back(std::move(cand));
     }

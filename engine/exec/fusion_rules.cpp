@@ -96,4 +96,115 @@ void normalizationAffine(const Node& n, const Tensor& gamma, const Tensor& beta,
     }
 }
 
+std::vector<Chain> chains(const Graph& g, std::span<const Shape> shapes, std::span<const DType> types, bool training)
+{
+    const size_t entries = shapes.size();
+    std::vector<uint32_t> uses(entries, 0), entryNode(entries, 0);
+    std::vector<std::vector<uint32_t>> readers(entries);
+    for (uint32_t id = 0; id < g.size(); ++id) {
+        const Node& n = g.node(id);
+        for (uint32_t k = 0; k < static_cast<uint32_t>(n.numOutputs); ++k)
+            entryNode[g.entryId(id, k)] = id;
+        if (n.isVariable()) continue;
+        for (const NodeEntry& e : n.inputs) {
+            ++uses[g.entryId(e)];
+            readers[g.entryId(e)].push_back(id);
+        }
+    }
+    for (const NodeEntry& h : g.heads())
+        ++uses[g.entryId(h)];
+    // The node that alone reads `entry` (no other node, not a head), or -1.
+    auto soleReader = [&](uint32_t entry) -> int64_t {
+        return uses[entry] == 1 && readers[entry].size() == 1 ? static_cast<int64_t>(readers[entry][0]) : -1;
+    };
+    auto floatOf = [&](uint32_t entry, const Shape& shape) {
+        return types[entry] == DType::Float32 && shapes[entry] == shape;
+    };
+
+    std::vector<Chain> out;
+    for (uint32_t c = 0; c < g.size(); ++c) {
+        const Node& conv = g.node(c);
+        if (!takesPostOps(conv) || conv.numOutputs != 1 || types[g.entryId(c, 0)] != DType::Float32) continue;
+        Chain chain;
+        chain.producer = c;
+        const Shape shape = shapes[g.entryId(c, 0)];
+        uint32_t cur = g.entryId(c, 0);
+        bool sum = false;
+        for (int64_t r; (r = soleReader(cur)) >= 0;) {
+            const auto id = static_cast<uint32_t>(r);
+            const Node& n = g.node(id);
+            const uint32_t out0 = g.entryId(id, 0);
+            if (!floatOf(out0, shape)) break;
+            const bool dataFirst = !n.inputs.empty() && g.entryId(n.inputs[0]) == cur;
+            int64_t residual = -1;
+            if (isAdd(n)) {
+                // An add of the chain's value and a residual ready before the convolution runs.
+                const uint32_t a = g.entryId(n.inputs[0]), b = g.entryId(n.inputs[1]);
+                const uint32_t other = a == cur ? b : a;
+                const bool ready = g.node(entryNode[other]).isVariable() || entryNode[other] < c;
+                if (sum || a == b || !floatOf(other, shape) || !ready) break;
+                chain.ops.push_back(PostOp { PostOp::Kind::Sum });
+                residual = other;
+                sum = true;
+            } else if (isNormalization(n, training)) {
+                // Its four per-channel parameters are variables; its other outputs nobody reads.
+                if (!dataFirst || shape.ndim() < 3) break;
+                const Shape channels { shape[1] };
+                bool ok = true;
+                for (size_t k = 1; k < 5; ++k) {
+                    const uint32_t e = g.entryId(n.inputs[k]);
+                    ok = ok && g.node(entryNode[e]).isVariable() && floatOf(e, channels);
+                }
+                for (uint32_t k = 1; k < static_cast<uint32_t>(n.numOutputs); ++k)
+                    ok = ok && uses[g.entryId(id, k)] == 0;
+                if (!ok) break;
+                chain.ops.push_back(PostOp { PostOp::Kind::Affine });
+            } else if (const auto op = elementwise(n)) {
+                if (!dataFirst || n.inputs.size() != 1) break;
+                chain.ops.push_back(*op);
+            } else {
+                break;
+            }
+            chain.consumers.push_back(id);
+            chain.residuals.push_back(residual);
+            cur = out0;
+            if (chain.ops.back().keepNaN) break; // the kernel applies it after storing: nothing after it
+        }
+        if (!chain.consumers.empty()) out.push_back(std::move(chain));
+    }
+    return out;
+}
+
+std::string describe(const Graph& g, const Chain& chain)
+{
+    std::string out;
+    for (size_t k = 0; k < chain.ops.size(); ++k) {
+        if (!out.empty()) out += ", ";
+        switch (chain.ops[k].kind) {
+        case PostOp::Kind::Affine:
+            out += g.node(chain.consumers[k]).opName() + " (a per-channel scale and shift)";
+            break;
+        case PostOp::Kind::Sum:
+            out += "add (the residual)";
+            break;
+        case PostOp::Kind::Relu:
+            out += "relu";
+            break;
+        case PostOp::Kind::Sigmoid:
+            out += "sigmoid";
+            break;
+        case PostOp::Kind::Tanh:
+            out += "tanh";
+            break;
+        case PostOp::Kind::Gelu:
+            out += "gelu";
+            break;
+        case PostOp::Kind::Clip:
+            out += "clip";
+            break;
+        }
+    }
+    return out;
+}
+
 } // namespace opscope::fusion

@@ -7,6 +7,9 @@
 #include "ops/op.h"
 
 #include <optional>
+#include <span>
+#include <string>
+#include <vector>
 
 namespace opscope::fusion {
 
@@ -28,5 +31,23 @@ bool isNormalization(const Node& node, bool training);
 /// node's own arithmetic (MXNet: float, gamma read as 1 under fix_gamma; ONNX: double, rounded).
 void normalizationAffine(const Node& node, const Tensor& gamma, const Tensor& beta, const Tensor& mean,
     const Tensor& var, Tensor& scale, Tensor& shift);
+
+/// A convolution and the chain of nodes that alone read its output, one after the other, each
+/// computable as a post-op: what fusion runs inside the convolution's kernel when no observer
+/// watches them (as far as the kernel, oneDNN's, takes the post-ops).
+struct Chain {
+    uint32_t producer = 0; ///< node ids
+    std::vector<uint32_t> consumers;
+    std::vector<PostOp> ops; ///< one per consumer
+    std::vector<int64_t> residuals; ///< per consumer: the entry a Sum adds, else -1
+};
+
+/// Every chain of a graph with these entry shapes and types (by Graph::entryId), for a training
+/// run or not. A residual must be ready before the convolution runs (a variable, or made by a
+/// node before it in graph order).
+std::vector<Chain> chains(const Graph& g, std::span<const Shape> shapes, std::span<const DType> types, bool training);
+
+/// What a chain folds, for people: "BatchNorm (scale and shift), add (residual), relu".
+std::string describe(const Graph& g, const Chain& chain);
 
 } // namespace opscope::fusion

@@ -147,10 +147,7 @@ MainWindow::MainWindow(const AppOptions& options, QWidget* parent)
             saveModelSettings();
     });
     connect(m_controller, &SessionController::modelReshaped, this, [this](ModelInfoPtr model) {
-        if (model->graph != m_graph->model()->graph())
-            m_graph->model()->setGraph(model->graph, model->entryShapes);
-        else
-            m_graph->model()->setEntryShapes(model->entryShapes);
+        showModelGraph(*model);
         m_breakpoints->setGraph(model->graph);
         m_shownGraph = model->graph;
         syncBreakpointMarks();

@@ -102,6 +102,8 @@ private:
     void showMessage(const QString& title, const QString& text);
 
     void onModelLoaded(ModelInfoPtr model);
+    /// Shows `model`'s own graph (its fusion groups framed).
+    void showModelGraph(const ModelInfo& model);
     void onModelLoadFailed(const QString& spec, const QString& error);
     void onPaused(std::shared_ptr<const debug::PauseEvent> e);
     void onRunFinished(const RunOutcome& outcome);

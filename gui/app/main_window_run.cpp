@@ -135,12 +135,35 @@ void MainWindow::toggleBreakpointOnSelected()
     m_breakpoints->toggleNode(node, OpPhase::Before);
 }
 
+void MainWindow::showModelGraph(const ModelInfo& model)
+{
+    GraphModel* graph = m_graph->model();
+    if (model.graph != graph->graph())
+        graph->setGraph(model.graph, model.entryShapes);
+    else
+        graph->setEntryShapes(model.entryShapes);
+    std::vector<FusionGroup> groups;
+    for (const fusion::Chain& c : model.fusionChains) {
+        FusionGroup f;
+        f.nodes << QString::fromStdString(model.graph->node(c.producer).name);
+        for (uint32_t id : c.consumers)
+            f.nodes << QString::fromStdString(model.graph->node(id).name);
+        f.tip = tr("<b>Fused when nothing watches them:</b> %1<br>%2 folded into the %3 as oneDNN post-ops "
+                   "(opscope-cli run and bench, static_alloc). Here every node is watched, so each runs on its own.")
+                    .arg(f.nodes.join(QStringLiteral(" + ")).toHtmlEscaped(),
+                        QString::fromStdString(fusion::describe(*model.graph, c)).toHtmlEscaped(),
+                        QString::fromStdString(model.graph->node(c.producer).opName()));
+        groups.push_back(std::move(f));
+    }
+    graph->setFusionGroups(std::move(groups));
+}
+
 void MainWindow::onModelLoaded(ModelInfoPtr model)
 {
     if (!model->isSample()) addRecentFile(model->spec);
     if (!m_options.fresh) QSettings().setValue(QStringLiteral("files/lastModel"), model->spec);
     setWindowTitle(QStringLiteral("%1 — opscope").arg(model->title));
-    m_graph->model()->setGraph(model->graph, model->entryShapes);
+    showModelGraph(*model);
     m_breakpoints->setGraph(model->graph);
     m_shownGraph = model->graph;
     std::vector<InputSpec> specs;
@@ -397,7 +420,7 @@ void MainWindow::syncShownGraph()
     } else {
         if (m_shownGraph == model->graph) return;
         m_shownGraph = model->graph;
-        m_graph->model()->setGraph(model->graph, model->entryShapes);
+        showModelGraph(*model);
         m_breakpoints->setGraph(model->graph);
     }
     syncBreakpointMarks();

@@ -36,6 +36,7 @@ void GraphModel::setGraph(std::shared_ptr<const Graph> graph, std::vector<Shape>
     }
     m_graph = std::move(graph);
     m_shapes = std::move(entryShapes);
+    m_fusion.clear();
     m_marks.assign(m_graph->nodes().size(), NodeMarks {});
     m_pausedId = -1;
     m_marksDirty = false;
@@ -58,6 +59,7 @@ void GraphModel::setEntryShapes(std::vector<Shape> entryShapes)
 void GraphModel::clear()
 {
     m_graph.reset();
+    m_fusion.clear();
     m_shapes.clear();
     m_keys.clear();
     m_parameter.clear();

@@ -32,6 +32,13 @@ struct GraphItem {
     bool parameter = false; ///< a Variable that is a parameter or auxiliary state
 };
 
+/// Nodes that run as one kernel when nothing watches them (the executor's fusion), drawn as one
+/// frame around their boxes.
+struct FusionGroup {
+    QStringList nodes; ///< the producer first, then what is folded into it
+    QString tip;
+};
+
 /// An edge between two visible items (keys), labelled with the shape it carries.
 struct GraphEdge {
     QString from;
@@ -107,6 +114,9 @@ public:
     /// Key of the visible item showing the node: itself or its collapsed ancestor block;
     /// "" for a hidden parameter or an unknown name.
     QString itemKeyForNode(const QString& nodeName) const;
+    /// Fusion groups to frame (cleared by setGraph; set after it, before the layout is done).
+    void setFusionGroups(std::vector<FusionGroup> groups) { m_fusion = std::move(groups); }
+    const std::vector<FusionGroup>& fusionGroups() const { return m_fusion; }
     /// The key of a collapsed block's item: "block:" + path.
     static QString blockKey(const QString& path) { return QStringLiteral("block:") + path; }
     /// The visible item with this key, or nullptr. Valid until the next structureChanged().
@@ -164,6 +174,7 @@ private:
 
     std::shared_ptr<const Graph> m_graph;
     std::vector<Shape> m_shapes;
+    std::vector<FusionGroup> m_fusion;
     bool m_showParameters = false;
 
     BlockTree m_tree;

@@ -46,6 +46,8 @@ public:
     static QColor edgeColor() { return QColor(0x8a, 0x90, 0x99); }
     static QColor clusterFill(int depth);
     static QColor clusterBorder() { return QColor(0xc3, 0xc9, 0xd2); }
+    /// The frame around nodes that run fused when nothing watches them.
+    static QColor fusionColor() { return QColor(0x8e, 0x5c, 0xd9); }
     static QColor borderColor(const GraphItem& item);
     static QColor fillColor(const GraphItem& item);
 

@@ -13,10 +13,12 @@
 
 #include <QApplication>
 #include <QContextMenuEvent>
+#include <QGraphicsPathItem>
 #include <QGraphicsTextItem>
 #include <QKeyEvent>
 #include <QMenu>
 #include <QMouseEvent>
+#include <QPainterPath>
 #include <QPainter>
 #include <QScrollBar>
 #include <QSet>
@@ -396,6 +398,7 @@ void GraphView::buildScene(const LayoutResult& result)
     m_nodeItems.clear();
     m_edgeItems.clear();
     m_clusterItems.clear();
+    m_fusionFrames.clear();
     m_layout = result;
     if (!result.error.isEmpty()) {
         auto* text = m_scene->addText(QString());
@@ -426,8 +429,49 @@ void GraphView::buildScene(const LayoutResult& result)
         m_scene->addItem(node);
         m_nodeItems.insert(item.key, node);
     }
+    addFusionFrames();
     m_scene->setSceneRect(result.bounds.adjusted(-kSceneMargin, -kSceneMargin, kSceneMargin, kSceneMargin));
     applySelection();
+}
+
+QStringList GraphView::fusionFrameTips() const
+{
+    QStringList tips;
+    for (const QGraphicsPathItem* f : m_fusionFrames)
+        tips << f->toolTip();
+    return tips;
+}
+
+void GraphView::addFusionFrames()
+{
+    // One dashed frame around each fusion group whose nodes all have boxes of their own (none
+    // inside a collapsed block), behind the boxes, with the fusion named in its tooltip.
+    m_fusionFrames.clear();
+    if (!m_model) return;
+    for (const FusionGroup& f : m_model->fusionGroups()) {
+        QRectF box;
+        bool shown = true;
+        for (const QString& name : f.nodes) {
+            const GraphNodeItem* n = m_nodeItems.value(m_model->itemKeyForNode(name));
+            shown = shown && n && n->item().kind == GraphItemKind::Op && n->item().name == name;
+            if (!shown) break;
+            box |= n->sceneBoundingRect();
+        }
+        if (!shown) continue;
+        QPainterPath path;
+        path.addRoundedRect(box.adjusted(-7, -4, 7, 4), 8, 8);
+        auto* frame = new QGraphicsPathItem(path);
+        QPen pen(GraphStyle::fusionColor(), 1.6, Qt::DashLine);
+        pen.setCosmetic(true);
+        frame->setPen(pen);
+        QColor fill = GraphStyle::fusionColor();
+        fill.setAlpha(18);
+        frame->setBrush(fill);
+        frame->setZValue(0.5);
+        frame->setToolTip(f.tip);
+        m_scene->addItem(frame);
+        m_fusionFrames.push_back(frame);
+    }
 }
 
 void GraphView::applySelection()

@@ -10,6 +10,7 @@
 #include <QHash>
 #include <QPointer>
 
+class QGraphicsPathItem;
 class QMenu;
 
 namespace opscope::gui {
@@ -30,6 +31,8 @@ public:
     ~GraphView() override;
 
     void setModel(GraphModel* model);
+    /// The tooltips of the fusion frames drawn (GraphModel::fusionGroups whose nodes are all shown).
+    QStringList fusionFrameTips() const;
     GraphModel* model() const { return m_model; }
 
     /// Selects a node (expanding its blocks, showing parameters if it is one) and, with `center`,
@@ -117,6 +120,7 @@ private:
     void scaleBy(double factor);
     GraphNodeItem* nodeItemAt(const QPoint& viewportPos) const;
     GraphClusterItem* clusterAt(const QPoint& viewportPos, bool labelOnly) const;
+    void addFusionFrames();
 
     QPointer<GraphModel> m_model;
     GraphLayouter* m_layouter = nullptr;
@@ -129,6 +133,7 @@ private:
     QHash<QString, GraphNodeItem*> m_nodeItems;
     std::vector<GraphEdgeItem*> m_edgeItems;
     std::vector<GraphClusterItem*> m_clusterItems;
+    std::vector<QGraphicsPathItem*> m_fusionFrames;
 
     QString m_selectedNode;
     QString m_selectedBlock;

@@ -8,6 +8,20 @@
 
 namespace opscope::gui {
 
+namespace {
+std::vector<fusion::Chain> chainsOf(const Graph& g, const std::vector<Shape>& shapes)
+{
+    if (shapes.empty()) return {};
+    for (const Shape& s : shapes)
+        if (!s.known()) return {};
+    try {
+        return fusion::chains(g, shapes, g.inferTypes(), false);
+    } catch (const Error&) { // types the graph cannot infer alone: nothing shown
+        return {};
+    }
+}
+}
+
 ModelInfoPtr loadModelInfo(const QString& spec, uint64_t seed)
 {
     load::LoadedModel m = load::loadModel(spec.toStdString(), {}, seed);
@@ -46,6 +60,7 @@ ModelInfoPtr loadModelInfo(const QString& spec, uint64_t seed)
     const load::ModelGraph g = load::graphOf(m, info->inputShapes);
     info->graph = g.graph;
     info->entryShapes = g.entryShapes;
+    info->fusionChains = chainsOf(*g.graph, g.entryShapes);
     for (const Node& n : g.graph->nodes())
         if (!n.isVariable()) ++info->opCount;
     for (const gluon::ParamPtr& p : m.block->collect_params().values())
@@ -86,6 +101,7 @@ ModelInfoPtr withInputShapes(const ModelInfo& model, const std::vector<Shape>& i
     info->inputShapes = inputShapes;
     info->graph = g.graph;
     info->entryShapes = g.entryShapes;
+    info->fusionChains = chainsOf(*g.graph, g.entryShapes);
     return info;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "exec/fusion_rules.h"
 #include "gluon/block.h"
 #include "load/model_loader.h"
 #include "graph/graph.h"
@@ -34,6 +35,10 @@ struct ModelInfo {
     std::vector<Shape> builtShapes;
     std::shared_ptr<const Graph> graph;
     std::vector<Shape> entryShapes; ///< by Graph::entryId; empty when an input shape is unknown
+    /// What runs fused (exec/fusion_rules.h) when nothing watches these nodes, as outside the
+    /// window (the window watches every node, so each runs on its own here). Empty when a shape
+    /// or an element type is unknown.
+    std::vector<fusion::Chain> fusionChains;
     int opCount = 0;
     int64_t parameterCount = 0;
     bool isSample() const { return spec.startsWith(QStringLiteral("sample:")); }
