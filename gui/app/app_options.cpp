@@ -138,4 +138,16 @@ bool wantsHelpOrVersion(int argc, char** argv, QString* text)
     return false;
 }
 
+int exitStatusOf(InputProblem problem)
+{
+    switch (problem) {
+    case InputProblem::BadFile:
+        return kExitLoadFailed;
+    case InputProblem::WrongShape:
+        return kExitRunFailed;
+    default:
+        return kExitUsage;
+    }
+}
+
 } // namespace opscope::gui

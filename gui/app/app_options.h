@@ -1,6 +1,7 @@
 #pragma once
 
 #include "debug/breakpoint.h"
+#include "gui/inputs/input_source.h"
 
 #include <vector>
 
@@ -11,6 +12,9 @@ namespace opscope::gui {
 
 /// Exit statuses of `opscope`, as opscope-cli's where they mean the same.
 enum ExitStatus { kExitOk = 0, kExitScreenshotFailed = 1, kExitUsage = 2, kExitLoadFailed = 3, kExitRunFailed = 4 };
+
+/// The exit status of a scripted start whose inputs could not be made (as opscope-cli's).
+int exitStatusOf(InputProblem problem);
 
 /// The command line: `opscope [MODEL|sample:NAME] [--break NODE[:before|:after]]… [--break-on COND]…
 /// [--run | --train-step] [--screenshot FILE.png] [--quit] [--fresh] [--tab histogram|values|image]

@@ -1,5 +1,6 @@
 #include "common/tensor_match.h"
 #include "core/error.h"
+#include "common/exec_graphs.h"
 #include "exec/executor.h"
 #include "exec/invoke.h"
 #include "tensor/allocator.h"
@@ -27,32 +28,6 @@ std::shared_ptr<Graph> chain(int n)
     return g;
 }
 
-// data -> FC(8) -> relu -> FC(4), parameters as variables.
-std::shared_ptr<Graph> mlp()
-{
-    auto g = std::make_shared<Graph>();
-    const uint32_t x = g->addVariable("data");
-    const uint32_t w1 = g->addVariable("fc1_weight");
-    const uint32_t b1 = g->addVariable("fc1_bias");
-    const uint32_t fc1
-        = g->addOp("FullyConnected", "fc1", { { "num_hidden", "8" } }, { { x, 0, 0 }, { w1, 0, 0 }, { b1, 0, 0 } });
-    const uint32_t r = g->addOp("Activation", "relu1", { { "act_type", "relu" } }, { { fc1, 0, 0 } });
-    const uint32_t w2 = g->addVariable("fc2_weight");
-    const uint32_t b2 = g->addVariable("fc2_bias");
-    const uint32_t fc2
-        = g->addOp("FullyConnected", "fc2", { { "num_hidden", "4" } }, { { r, 0, 0 }, { w2, 0, 0 }, { b2, 0, 0 } });
-    g->setHeads({ { fc2, 0, 0 } });
-    g->finalize();
-    return g;
-}
-
-std::vector<Tensor> mlpInputs(int batch)
-{
-    Generator gen(3);
-    return { Tensor::uniform(Shape({ batch, 5 }), -1, 1, &gen), Tensor::uniform(Shape({ 8, 5 }), -1, 1, &gen),
-        Tensor::uniform(Shape({ 8 }), -1, 1, &gen), Tensor::uniform(Shape({ 4, 8 }), -1, 1, &gen),
-        Tensor::uniform(Shape({ 4 }), -1, 1, &gen) };
-}
 
 Tensor mlpEager(const std::vector<Tensor>& v)
 {
@@ -91,9 +66,9 @@ protected:
 
 TEST_P(ExecutorModes, MatchesEagerCallsOnEveryRun)
 {
-    Executor exec(mlp(), flags());
+    Executor exec(test::mlpGraph(), flags());
     for (int run = 0; run < 3; ++run) {
-        const auto inputs = mlpInputs(3);
+        const auto inputs = test::mlpInputs(3);
         RunResult r = exec.run(inputs);
         ASSERT_EQ(r.status, RunStatus::Completed);
         ASSERT_EQ(r.outputs.size(), 1u);
@@ -103,10 +78,10 @@ TEST_P(ExecutorModes, MatchesEagerCallsOnEveryRun)
 
 TEST_P(ExecutorModes, ObserverSeesEveryOpInOrderWithValues)
 {
-    Executor exec(mlp(), flags());
+    Executor exec(test::mlpGraph(), flags());
     Recorder rec;
     exec.attach(&rec);
-    const auto inputs = mlpInputs(2);
+    const auto inputs = test::mlpInputs(2);
     RunResult r = exec.run(inputs);
     ASSERT_EQ(r.status, RunStatus::Completed);
     EXPECT_EQ(rec.events, (std::vector<std::string> { "fc1:before:3:0", "fc1:after:3:1", "relu1:before:1:0",
@@ -119,12 +94,12 @@ TEST_P(ExecutorModes, ObserverSeesEveryOpInOrderWithValues)
 
 TEST_P(ExecutorModes, ObserverStopEndsTheRunWithAStatus)
 {
-    Executor exec(mlp(), flags());
+    Executor exec(test::mlpGraph(), flags());
     Recorder rec;
     rec.stopAt = "relu1";
     rec.mask = PhaseMask::After;
     exec.attach(&rec);
-    RunResult r = exec.run(mlpInputs(2));
+    RunResult r = exec.run(test::mlpInputs(2));
     EXPECT_EQ(r.status, RunStatus::Stopped);
     EXPECT_EQ(exec.graph().node(r.stoppedAt).name, "relu1");
     EXPECT_EQ(r.stoppedPhase, OpPhase::After);
@@ -132,23 +107,23 @@ TEST_P(ExecutorModes, ObserverStopEndsTheRunWithAStatus)
     EXPECT_EQ(rec.events, (std::vector<std::string> { "fc1:after:3:1", "relu1:after:1:1" }));
     // The executor is usable again after a stop.
     rec.stopAt.clear();
-    EXPECT_EQ(exec.run(mlpInputs(2)).status, RunStatus::Completed);
+    EXPECT_EQ(exec.run(test::mlpInputs(2)).status, RunStatus::Completed);
 }
 
 TEST_P(ExecutorModes, ObserverWantingNothingIsNeverCalled)
 {
-    Executor exec(mlp(), flags());
+    Executor exec(test::mlpGraph(), flags());
     Recorder rec;
     rec.mask = PhaseMask::None;
     exec.attach(&rec);
-    exec.run(mlpInputs(2));
+    exec.run(test::mlpInputs(2));
     EXPECT_TRUE(rec.events.empty());
     rec.mask = PhaseMask::Before;
     exec.refreshWants();
-    exec.run(mlpInputs(2));
+    exec.run(test::mlpInputs(2));
     EXPECT_EQ(rec.events.size(), 3u);
     exec.detach(&rec);
-    exec.run(mlpInputs(2));
+    exec.run(test::mlpInputs(2));
     EXPECT_EQ(rec.events.size(), 3u);
 }
 
@@ -197,15 +172,15 @@ TEST(Executor, StaticShapeRequiresStaticAllocAndFixedShapes)
 {
     ExecFlags bad;
     bad.static_shape = true;
-    EXPECT_THROW(Executor(mlp(), bad), UsageError);
+    EXPECT_THROW(Executor(test::mlpGraph(), bad), UsageError);
 
     ExecFlags f;
     f.static_alloc = true;
     f.static_shape = true;
-    Executor exec(mlp(), f);
-    exec.run(mlpInputs(2));
+    Executor exec(test::mlpGraph(), f);
+    exec.run(test::mlpInputs(2));
     try {
-        exec.run(mlpInputs(3));
+        exec.run(test::mlpInputs(3));
         ADD_FAILURE() << "a new shape was accepted under static_shape";
     } catch (const ShapeError& e) {
         const std::string msg = e.what();
@@ -214,9 +189,9 @@ TEST(Executor, StaticShapeRequiresStaticAllocAndFixedShapes)
         EXPECT_NE(msg.find("'data'"), std::string::npos) << msg;
     }
     // Without static_shape a new shape re-plans.
-    Executor dyn(mlp());
-    dyn.run(mlpInputs(2));
-    EXPECT_EQ(dyn.run(mlpInputs(3)).outputs[0].shape(), Shape({ 3, 4 }));
+    Executor dyn(test::mlpGraph());
+    dyn.run(test::mlpInputs(2));
+    EXPECT_EQ(dyn.run(test::mlpInputs(3)).outputs[0].shape(), Shape({ 3, 4 }));
 }
 
 TEST(Executor, StaticShapeKeepsPreparedKernels)
@@ -224,21 +199,21 @@ TEST(Executor, StaticShapeKeepsPreparedKernels)
     ExecFlags f;
     f.static_alloc = true;
     f.static_shape = true;
-    Executor exec(mlp(), f);
-    exec.run(mlpInputs(2));
+    Executor exec(test::mlpGraph(), f);
+    exec.run(test::mlpInputs(2));
     const auto backends = exec.kernelBackends();
-    exec.run(mlpInputs(2));
+    exec.run(test::mlpInputs(2));
     EXPECT_EQ(exec.kernelBackends(), backends);
     EXPECT_EQ(backends[exec.graph().findNode("fc1").value()], "reference"); // tiny: Eigen, not oneDNN
 }
 
 TEST(Executor, WrongVariableCountOrShapeIsAClearError)
 {
-    Executor exec(mlp());
-    auto inputs = mlpInputs(2);
+    Executor exec(test::mlpGraph());
+    auto inputs = test::mlpInputs(2);
     inputs.pop_back();
     EXPECT_THROW(exec.run(inputs), UsageError);
-    inputs = mlpInputs(2);
+    inputs = test::mlpInputs(2);
     inputs[1] = Tensor::zeros(Shape({ 8, 6 }));
     try {
         exec.run(inputs);

@@ -3,49 +3,25 @@
 // order the graph has them; the same values as unfused, NaN and infinities included; a watched node
 // ends the fused part of a chain; a training run never folds a BatchNorm that trains.
 
+#include "common/exec_graphs.h"
 #include "common/tensor_match.h"
 #include "exec/executor.h"
+#include "ops/nn/convolution.h"
 #include "tensor/random.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
-#include <map>
 
 using namespace opscope;
 
 namespace {
-uint32_t idOf(const Graph& g, const std::string& name)
-{
-    for (uint32_t i = 0; i < g.size(); ++i)
-        if (g.node(i).name == name) return i;
-    ADD_FAILURE() << name;
-    return 0;
-}
-
-struct Builder {
-    std::shared_ptr<Graph> g = std::make_shared<Graph>();
-    uint32_t data = g->addVariable("data");
-    uint32_t conv(const std::string& name, uint32_t in)
-    {
-        const uint32_t w = g->addVariable(name + "_weight");
-        const uint32_t b = g->addVariable(name + "_bias");
-        return g->addOp("Convolution", name, { { "kernel", "(3, 3)" }, { "num_filter", "16" }, { "pad", "(1, 1)" } },
-            { { in, 0, 0 }, { w, 0, 0 }, { b, 0, 0 } });
-    }
-    uint32_t batchNorm(const std::string& name, uint32_t in, AttrMap attrs = { { "fix_gamma", "False" } })
-    {
-        std::vector<NodeEntry> inputs { { in, 0, 0 } };
-        for (const char* p : { "_gamma", "_beta", "_moving_mean", "_moving_var" })
-            inputs.push_back({ g->addVariable(name + p), 0, 0 });
-        return g->addOp("BatchNorm", name, std::move(attrs), inputs);
-    }
-    uint32_t op(const std::string& type, const std::string& name, uint32_t in, AttrMap attrs = {})
-    {
-        return g->addOp(type, name, std::move(attrs), { { in, 0, 0 } });
-    }
-};
+using test::idOf;
+using test::staticFlags;
+using Builder = test::GraphBuilder;
+using Watcher = test::OutputWatcher;
 
 // Variables by name: the data, weights, biases, and BatchNorm statistics with a positive variance.
 std::vector<Tensor> inputsFor(const Graph& g, uint64_t seed = 7)
@@ -66,15 +42,6 @@ std::vector<Tensor> inputsFor(const Graph& g, uint64_t seed = 7)
     return v;
 }
 
-ExecFlags staticFlags(bool fuse)
-{
-    ExecFlags f;
-    f.static_alloc = true;
-    f.static_shape = true;
-    f.fuse = fuse;
-    return f;
-}
-
 std::vector<std::string> namesOf(const Graph& g, const std::vector<uint32_t>& ids)
 {
     std::vector<std::string> out;
@@ -82,22 +49,6 @@ std::vector<std::string> namesOf(const Graph& g, const std::vector<uint32_t>& id
         out.push_back(g.node(id).name);
     return out;
 }
-
-struct Watcher : ExecutionObserver {
-    std::vector<std::string> nodes;
-    std::map<std::string, Tensor> seen;
-    PhaseMask wants(const Graph& g, uint32_t id) override
-    {
-        for (const std::string& n : nodes)
-            if (g.node(id).name == n) return PhaseMask::After;
-        return PhaseMask::None;
-    }
-    ObserverAction onOp(const OpEvent& ev) override
-    {
-        seen[ev.node.name] = Tensor::copyOf(ev.outputs[0]);
-        return ObserverAction::Continue;
-    }
-};
 
 bool onednn(const Executor& e, const std::string& conv)
 {
@@ -242,4 +193,43 @@ TEST(FusionChain, ATrainingRunNeverFoldsABatchNormThatTrains)
     const Tensor c = fused.run(inference, infer).outputs.at(0).copy();
     EXPECT_EQ(namesOf(*g, fused.fusedWith(idOf(*g, "conv"))), (std::vector<std::string> { "bn", "relu" }));
     EXPECT_TRUE(test::tensorsNear(c, a, 1e-6f, 1e-5f));
+}
+
+TEST(FusionChain, AConvolutionRefusesAListItCannotTakeAndRunsWithNone)
+{
+    ConvolutionParams p;
+    p.kernel = { 3, 3 };
+    p.stride = p.dilate = { 1, 1 };
+    p.pad = { 1, 1 };
+    p.numFilter = 16;
+    const std::vector<Shape> in { Shape({ 2, 16, 10, 10 }), Shape({ 16, 16, 3, 3 }), Shape({ 16 }) };
+    const std::vector<Shape> out { Shape({ 2, 16, 10, 10 }) };
+    std::unique_ptr<Kernel> fused = makeConvolutionDnnl(p, in, out);
+    std::unique_ptr<Kernel> plain = makeConvolutionDnnl(p, in, out);
+    if (!fused) GTEST_SKIP() << "oneDNN runs no convolution on this machine";
+    Generator gen(5);
+    const Tensor x = Tensor::uniform(in[0], -1, 1, &gen), w = Tensor::uniform(in[1], -1, 1, &gen),
+                 b = Tensor::uniform(in[2], -1, 1, &gen), r = Tensor::uniform(out[0], -1, 1, &gen);
+    using K = PostOp::Kind;
+    const PostOp relu { K::Relu }, nanRelu { K::Relu, 0, 0, true }, sum { K::Sum }, sigmoid { K::Sigmoid };
+    ASSERT_TRUE(fused->setPostOps(std::vector<PostOp> { relu }));
+    EXPECT_FALSE(fused->setPostOps(std::vector<PostOp> { sum, sum })) << "one residual at most";
+    EXPECT_FALSE(fused->setPostOps(std::vector<PostOp> { nanRelu, sigmoid })) << "a NaN-keeping relu only last";
+    // Refused: no post-op left from before (the relu), the plain convolution's values.
+    RunContext ctx;
+    Tensor y1(out[0]), y2(out[0]);
+    const Tensor* args[] = { &x, &w, &b };
+    Tensor* o1[] = { &y1 };
+    Tensor* o2[] = { &y2 };
+    fused->run(args, o1, ctx);
+    plain->run(args, o2, ctx);
+    EXPECT_TRUE(test::tensorsNear(y1, y2, 0, 0));
+    // Taken: a residual then the NaN-keeping relu last.
+    ASSERT_TRUE(fused->setPostOps(std::vector<PostOp> { sum, nanRelu }));
+    const Tensor* withResidual[] = { &x, &w, &b, &r };
+    fused->run(withResidual, o1, ctx);
+    for (int64_t i = 0; i < y1.size(); ++i) {
+        const float e = std::max(y2.data()[i] + r.data()[i], 0.0f);
+        ASSERT_NEAR(y1.data()[i], e, 1e-5f * (1 + std::fabs(e))) << i;
+    }
 }

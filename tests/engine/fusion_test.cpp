@@ -2,6 +2,7 @@
 // alone feeds it, with the same values; a node an observer wants is never fused away, and the plan
 // follows observers that come and go (made again once, not per run).
 
+#include "common/exec_graphs.h"
 #include "common/tensor_match.h"
 #include "exec/executor.h"
 #include "tensor/random.h"
@@ -16,49 +17,33 @@ namespace {
 // data -> conv1 -> relu1 -> conv2 -> relu2 (head); conv2's output is also a head when `branch`.
 std::shared_ptr<Graph> convNet(bool branch = false)
 {
-    auto g = std::make_shared<Graph>();
-    const uint32_t x = g->addVariable("data");
-    auto conv = [&](const std::string& name, uint32_t in) {
-        const uint32_t w = g->addVariable(name + "_weight");
-        const uint32_t b = g->addVariable(name + "_bias");
-        return g->addOp("Convolution", name, { { "kernel", "(3, 3)" }, { "num_filter", "16" }, { "pad", "(1, 1)" } },
-            { { in, 0, 0 }, { w, 0, 0 }, { b, 0, 0 } });
-    };
-    const uint32_t c1 = conv("conv1", x);
-    const uint32_t r1 = g->addOp("Activation", "relu1", { { "act_type", "relu" } }, { { c1, 0, 0 } });
-    const uint32_t c2 = conv("conv2", r1);
-    const uint32_t r2 = g->addOp("relu", "relu2", {}, { { c2, 0, 0 } });
+    test::GraphBuilder b;
+    const uint32_t c1 = b.conv("conv1", b.data);
+    const uint32_t r1 = b.op("Activation", "relu1", c1, { { "act_type", "relu" } });
+    const uint32_t c2 = b.conv("conv2", r1);
+    const uint32_t r2 = b.op("relu", "relu2", c2);
     if (branch)
-        g->setHeads({ { r2, 0, 0 }, { c2, 0, 0 } });
+        b.g->setHeads({ { r2, 0, 0 }, { c2, 0, 0 } });
     else
-        g->setHeads({ { r2, 0, 0 } });
-    g->finalize();
-    return g;
+        b.g->setHeads({ { r2, 0, 0 } });
+    b.g->finalize();
+    return b.g;
 }
 
 // A residual block: data -> conv1 -> relu1 -> conv2 -> add(conv2, relu1) -> relu3, and beside it
 // add(convA(data), convB(data)) -> relu4 (both operands convolutions: the later takes the sum).
 std::shared_ptr<Graph> residualNet()
 {
-    auto g = std::make_shared<Graph>();
-    const uint32_t x = g->addVariable("data");
-    auto conv = [&](const std::string& name, uint32_t in) {
-        const uint32_t w = g->addVariable(name + "_weight");
-        const uint32_t b = g->addVariable(name + "_bias");
-        return g->addOp("Convolution", name, { { "kernel", "(3, 3)" }, { "num_filter", "16" }, { "pad", "(1, 1)" } },
-            { { in, 0, 0 }, { w, 0, 0 }, { b, 0, 0 } });
-    };
-    const uint32_t c1 = conv("conv1", x);
-    const uint32_t r1 = g->addOp("Activation", "relu1", { { "act_type", "relu" } }, { { c1, 0, 0 } });
-    const uint32_t c2 = conv("conv2", r1);
-    const uint32_t a = g->addOp("elemwise_add", "add", {}, { { c2, 0, 0 }, { r1, 0, 0 } });
-    const uint32_t r3 = g->addOp("relu", "relu3", {}, { { a, 0, 0 } });
-    const uint32_t ca = conv("convA", x);
-    const uint32_t cb = conv("convB", x);
-    const uint32_t a2 = g->addOp("broadcast_add", "add2", {}, { { ca, 0, 0 }, { cb, 0, 0 } });
-    g->setHeads({ { r3, 0, 0 }, { a2, 0, 0 } });
-    g->finalize();
-    return g;
+    test::GraphBuilder b;
+    const uint32_t r1 = b.op("Activation", "relu1", b.conv("conv1", b.data), { { "act_type", "relu" } });
+    const uint32_t a = b.g->addOp("elemwise_add", "add", {}, { { b.conv("conv2", r1), 0, 0 }, { r1, 0, 0 } });
+    const uint32_t r3 = b.op("relu", "relu3", a);
+    const uint32_t ca = b.conv("convA", b.data);
+    const uint32_t cb = b.conv("convB", b.data);
+    const uint32_t a2 = b.g->addOp("broadcast_add", "add2", {}, { { ca, 0, 0 }, { cb, 0, 0 } });
+    b.g->setHeads({ { r3, 0, 0 }, { a2, 0, 0 } });
+    b.g->finalize();
+    return b.g;
 }
 
 std::vector<Tensor> inputsFor(const Graph& g)
@@ -75,39 +60,9 @@ std::vector<Tensor> inputsFor(const Graph& g)
     return v;
 }
 
-ExecFlags staticFlags(bool fuse)
-{
-    ExecFlags f;
-    f.static_alloc = true;
-    f.static_shape = true;
-    f.fuse = fuse;
-    return f;
-}
-
-uint32_t idOf(const Graph& g, const std::string& name)
-{
-    for (uint32_t i = 0; i < g.size(); ++i)
-        if (g.node(i).name == name) return i;
-    ADD_FAILURE() << name;
-    return 0;
-}
-
-// Wants the named nodes (After), and keeps a copy of what it sees.
-struct Watcher : ExecutionObserver {
-    std::vector<std::string> nodes;
-    std::map<std::string, Tensor> seen;
-    PhaseMask wants(const Graph& g, uint32_t id) override
-    {
-        for (const std::string& n : nodes)
-            if (g.node(id).name == n) return PhaseMask::After;
-        return PhaseMask::None;
-    }
-    ObserverAction onOp(const OpEvent& ev) override
-    {
-        seen[ev.node.name] = Tensor::copyOf(ev.outputs[0]);
-        return ObserverAction::Continue;
-    }
-};
+using test::idOf;
+using test::staticFlags;
+using Watcher = test::OutputWatcher;
 
 bool onednnConvolution(const Executor& e)
 {

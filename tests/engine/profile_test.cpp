@@ -1,6 +1,7 @@
 // The executor's run profile: every op timed in order, observers apart from kernels, planning
 // only when the run planned, a stopped run profiled up to its stop; and opFlops by hand.
 
+#include "common/exec_graphs.h"
 #include "exec/executor.h"
 #include "exec/op_flops.h"
 #include "tensor/random.h"
@@ -13,32 +14,6 @@
 using namespace opscope;
 
 namespace {
-// data -> FC(8) -> relu -> FC(4), parameters as variables.
-std::shared_ptr<Graph> mlp()
-{
-    auto g = std::make_shared<Graph>();
-    const uint32_t x = g->addVariable("data");
-    const uint32_t w1 = g->addVariable("fc1_weight");
-    const uint32_t b1 = g->addVariable("fc1_bias");
-    const uint32_t fc1
-        = g->addOp("FullyConnected", "fc1", { { "num_hidden", "8" } }, { { x, 0, 0 }, { w1, 0, 0 }, { b1, 0, 0 } });
-    const uint32_t r = g->addOp("Activation", "relu1", { { "act_type", "relu" } }, { { fc1, 0, 0 } });
-    const uint32_t w2 = g->addVariable("fc2_weight");
-    const uint32_t b2 = g->addVariable("fc2_bias");
-    const uint32_t fc2
-        = g->addOp("FullyConnected", "fc2", { { "num_hidden", "4" } }, { { r, 0, 0 }, { w2, 0, 0 }, { b2, 0, 0 } });
-    g->setHeads({ { fc2, 0, 0 } });
-    g->finalize();
-    return g;
-}
-
-std::vector<Tensor> mlpInputs(int batch)
-{
-    Generator gen(3);
-    return { Tensor::uniform(Shape({ batch, 5 }), -1, 1, &gen), Tensor::uniform(Shape({ 8, 5 }), -1, 1, &gen),
-        Tensor::uniform(Shape({ 8 }), -1, 1, &gen), Tensor::uniform(Shape({ 4, 8 }), -1, 1, &gen),
-        Tensor::uniform(Shape({ 4 }), -1, 1, &gen) };
-}
 
 // Wants `mask` of every node; spends a measurable while in each call; stops at `stopAt`.
 struct SlowObserver : ExecutionObserver {
@@ -75,10 +50,10 @@ TEST(RunProfile, EveryOpTimedInOrderAndPlanningOnlyWhenItPlans)
         SCOPED_TRACE(staticAlloc ? "static_alloc" : "dynamic");
         ExecFlags flags;
         flags.static_alloc = staticAlloc;
-        Executor exec(mlp(), flags);
+        Executor exec(test::mlpGraph(), flags);
         RunProfile p;
         exec.setProfile(&p);
-        ASSERT_EQ(exec.run(mlpInputs(2)).status, RunStatus::Completed);
+        ASSERT_EQ(exec.run(test::mlpInputs(2)).status, RunStatus::Completed);
         EXPECT_EQ(names(exec.graph(), p), (std::vector<std::string> { "fc1", "relu1", "fc2" }));
         EXPECT_GT(p.planNs, 0);
         EXPECT_EQ(p.thread, currentThreadNumber());
@@ -92,30 +67,30 @@ TEST(RunProfile, EveryOpTimedInOrderAndPlanningOnlyWhenItPlans)
         }
         EXPECT_LE(last, p.end);
 
-        ASSERT_EQ(exec.run(mlpInputs(2)).status, RunStatus::Completed);
+        ASSERT_EQ(exec.run(test::mlpInputs(2)).status, RunStatus::Completed);
         EXPECT_EQ(p.planNs, 0) << "the second run reuses the plan";
         ASSERT_EQ(p.steps.size(), 3u) << "each run starts a new profile";
         for (const StepTiming& s : p.steps)
             EXPECT_FALSE(s.firstCall);
-        ASSERT_EQ(exec.run(mlpInputs(3)).status, RunStatus::Completed);
+        ASSERT_EQ(exec.run(test::mlpInputs(3)).status, RunStatus::Completed);
         EXPECT_GT(p.planNs, 0) << "a new batch size plans again";
 
         exec.setProfile(nullptr);
         const RunProfile before = p;
-        ASSERT_EQ(exec.run(mlpInputs(3)).status, RunStatus::Completed);
+        ASSERT_EQ(exec.run(test::mlpInputs(3)).status, RunStatus::Completed);
         EXPECT_EQ(p.begin, before.begin) << "no profile is written once it is removed";
     }
 }
 
 TEST(RunProfile, ObserversAreTimedApartFromKernelsAndAStopEndsTheProfile)
 {
-    Executor exec(mlp(), ExecFlags { true, true });
+    Executor exec(test::mlpGraph(), ExecFlags { true, true });
     RunProfile p;
     exec.setProfile(&p);
     SlowObserver obs;
     obs.mask = PhaseMask::After;
     exec.attach(&obs);
-    ASSERT_EQ(exec.run(mlpInputs(2)).status, RunStatus::Completed);
+    ASSERT_EQ(exec.run(test::mlpInputs(2)).status, RunStatus::Completed);
     ASSERT_EQ(p.steps.size(), 3u);
     for (const StepTiming& s : p.steps) {
         EXPECT_EQ(s.beforeEnd, s.beforeBegin) << "nothing wants the Before phase";
@@ -125,7 +100,7 @@ TEST(RunProfile, ObserversAreTimedApartFromKernelsAndAStopEndsTheProfile)
     obs.mask = PhaseMask::Both;
     obs.stopAt = "relu1";
     exec.refreshWants();
-    ASSERT_EQ(exec.run(mlpInputs(2)).status, RunStatus::Stopped);
+    ASSERT_EQ(exec.run(test::mlpInputs(2)).status, RunStatus::Stopped);
     EXPECT_EQ(names(exec.graph(), p), (std::vector<std::string> { "fc1", "relu1" }));
     for (const StepTiming& s : p.steps) {
         EXPECT_GE(s.beforeEnd - s.beforeBegin, 200'000);

@@ -149,21 +149,27 @@ public:
         build();
     }
 
-    // Any chain with at most one sum (its residual is put in the destination before the run).
+    // Any list with at most one sum (its residual is put in the destination before the run) and a
+    // NaN-keeping relu only at its end (applied here after the output is stored).
     bool setPostOps(std::span<const PostOp> ops) override
     {
-        const std::vector<PostOp> before = m_postOps;
-        const auto sums = std::count_if(ops.begin(), ops.end(), [](const PostOp& o) { return o.kind == PostOp::Kind::Sum; });
-        if (sums > 1) return setPostOps({});
-        m_postOps.assign(ops.begin(), ops.end());
-        try {
-            build();
-        } catch (const dnnl::error&) { // no implementation with these post-ops: none
+        const auto isSum = [](const PostOp& o) { return o.kind == PostOp::Kind::Sum; };
+        const auto keepsNaN = [](const PostOp& o) { return o.keepNaN; };
+        const bool takeable = std::count_if(ops.begin(), ops.end(), isSum) <= 1
+            && (ops.empty() || std::none_of(ops.begin(), ops.end() - 1, keepsNaN));
+        if (takeable) {
+            m_postOps.assign(ops.begin(), ops.end());
+            try {
+                build();
+                return true;
+            } catch (const dnnl::error&) { // no implementation with these post-ops: none
+            }
+        }
+        if (!m_postOps.empty()) {
             m_postOps.clear();
             build();
-            return ops.empty();
         }
-        return true;
+        return false;
     }
 
     void build()
@@ -201,8 +207,6 @@ public:
         // oneDNN's relu post-op turns NaN into 0; one that must keep it ends the list and is applied
         // here, after the output is stored, as oneDNN's relu kernel computes it.
         m_ownRelu = !m_postOps.empty() && m_postOps.back().kind == PostOp::Kind::Relu && m_postOps.back().keepNaN;
-        if (std::any_of(m_postOps.begin(), m_postOps.end() - (m_ownRelu ? 1 : 0), [](const PostOp& o) { return o.keepNaN; }))
-            throw dnnl::error(dnnl_unimplemented, "a NaN-keeping relu before other post-ops");
         if (!m_postOps.empty()) {
             memory::dims channel(static_cast<size_t>(m_output.ndim()), 1);
             channel[1] = g.outChannels;
