@@ -21,9 +21,10 @@ struct ExecFlags {
     int forward_bulk_size = 15; ///< MXNet: ops bulked per engine push in forward (kept for compatibility)
     int backward_bulk_size = 15;
     /// With static_alloc: fold what no observer watches into the kernel before it, as oneDNN
-    /// post-ops (MXNet's MKLDNN subgraph backend did the same): into a convolution, the chain of
-    /// nodes that alone read its output: an inference BatchNorm (per-channel scale and shift), an
-    /// add of a residual ready before it, relu, sigmoid, tanh, gelu and clip (exec/fusion_rules.h).
+    /// post-ops (MXNet's MKLDNN subgraph backend did the same): into a convolution or a fully
+    /// connected layer, the chain of nodes that alone read its output: an inference BatchNorm
+    /// (per-channel scale and shift), an add of a residual ready before it, relu, sigmoid, tanh and
+    /// gelu (exec/fusion_rules.h).
     /// A node an observer wants is never fused away: its inputs and outputs exist as without fusion.
     bool fuse = true;
 };

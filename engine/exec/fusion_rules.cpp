@@ -18,7 +18,7 @@ bool activation(const Node& n, const char* type)
 bool takesPostOps(const Node& n)
 {
     if (n.isVariable()) return false;
-    return n.onnx ? n.op == "Conv" : n.def->name == "Convolution";
+    return n.onnx ? n.op == "Conv" : n.def->name == "Convolution" || n.def->name == "FullyConnected";
 }
 
 bool isAdd(const Node& n)
@@ -148,7 +148,8 @@ std::vector<Chain> chains(const Graph& g, std::span<const Shape> shapes, std::sp
                 sum = true;
             } else if (isNormalization(n, training)) {
                 // Its four per-channel parameters are variables; its other outputs nobody reads.
-                if (!dataFirst || shape.ndim() < 3) break;
+                // Channels on axis 1: a convolution's, or a fully connected layer's (rows, units).
+                if (!dataFirst || shape.ndim() < 2 || (shape.ndim() == 2) != (conv.opName() == "FullyConnected")) break;
                 const Shape channels { shape[1] };
                 bool ok = true;
                 for (size_t k = 1; k < 5; ++k) {

@@ -13,7 +13,7 @@
 
 namespace opscope::fusion {
 
-/// A kernel that takes post-ops: MXNet's Convolution, ONNX's Conv.
+/// A kernel that takes post-ops: MXNet's Convolution and FullyConnected, ONNX's Conv.
 bool takesPostOps(const Node& node);
 /// An addition of two tensors: MXNet's elemwise_add and broadcast_add, ONNX's Add (a Sum post-op
 /// when one operand is ready before the kernel runs).
@@ -32,7 +32,7 @@ bool isNormalization(const Node& node, bool training);
 void normalizationAffine(const Node& node, const Tensor& gamma, const Tensor& beta, const Tensor& mean,
     const Tensor& var, Tensor& scale, Tensor& shift);
 
-/// A convolution and the chain of nodes that alone read its output, one after the other, each
+/// A convolution (or fully connected layer) and the chain of nodes that alone read its output, one after the other, each
 /// computable as a post-op: what fusion runs inside the convolution's kernel when no observer
 /// watches them (as far as the kernel, oneDNN's, takes the post-ops).
 struct Chain {

@@ -195,6 +195,60 @@ TEST(FusionChain, ATrainingRunNeverFoldsABatchNormThatTrains)
     EXPECT_TRUE(test::tensorsNear(c, a, 1e-6f, 1e-5f));
 }
 
+TEST(FusionChain, AFullyConnectedLayerTakesItsBatchNormAndActivation)
+{
+    // data (64, 128) -> fc1 -> bn -> relu (Activation: NaN kept) -> fc2 -> tanh -> fc3 -> add(fc3, tanh)
+    //   -> gelu; fc4 on a (64, 5, 128) input without flattening -> bn4 on axis 1 (not its units: apart).
+    Builder b;
+    auto fc = [&](const std::string& name, uint32_t in, int units, AttrMap extra = {}) {
+        AttrMap attrs { { "num_hidden", std::to_string(units) } };
+        attrs.insert(extra.begin(), extra.end());
+        const uint32_t w = b.g->addVariable(name + "_weight");
+        const uint32_t bias = b.g->addVariable(name + "_bias");
+        return b.g->addOp("FullyConnected", name, attrs, { { in, 0, 0 }, { w, 0, 0 }, { bias, 0, 0 } });
+    };
+    const uint32_t r = b.op("Activation", "relu", b.batchNorm("bn", fc("fc1", b.data, 64)), { { "act_type", "relu" } });
+    const uint32_t t = b.op("tanh", "tanh", fc("fc2", r, 64));
+    const uint32_t add = b.g->addOp("elemwise_add", "add", {}, { { fc("fc3", t, 64), 0, 0 }, { t, 0, 0 } });
+    const uint32_t gelu = b.op("LeakyReLU", "gelu", add, { { "act_type", "gelu" } });
+    const uint32_t seq = b.g->addVariable("seq");
+    const uint32_t bn4 = b.batchNorm("bn4", fc("fc4", seq, 64, { { "flatten", "False" } }));
+    b.g->setHeads({ { gelu, 0, 0 }, { bn4, 0, 0 } });
+    b.g->finalize();
+    const auto g = b.g;
+    Generator gen(11);
+    std::vector<Tensor> in;
+    for (uint32_t id : g->variables()) {
+        const std::string& n = g->node(id).name;
+        const Shape s = n == "data"                           ? Shape({ 64, 128 })
+            : n == "seq"                                      ? Shape({ 64, 5, 128 })
+            : n == "fc1_weight" || n == "fc4_weight"          ? Shape({ 64, 128 })
+            : n.ends_with("_weight")                          ? Shape({ 64, 64 })
+            : n.starts_with("bn4")                            ? Shape({ 5 })
+                                                              : Shape({ 64 });
+        in.push_back(Tensor::uniform(s, n.ends_with("_var") ? 0.2f : -1.0f, 1, &gen));
+    }
+    in[0].data()[7] = std::numeric_limits<float>::quiet_NaN();
+    Executor plain(g, staticFlags(false));
+    Executor fused(g, staticFlags(true));
+    const RunResult a = plain.run(in);
+    const RunResult c = fused.run(in);
+    if (fused.kernelBackends()[idOf(*g, "fc1")] != "dnnl") GTEST_SKIP() << "oneDNN runs no fully connected layer here";
+    using V = std::vector<std::string>;
+    EXPECT_EQ(namesOf(*g, fused.fusedWith(idOf(*g, "fc1"))), (V { "bn", "relu" }));
+    EXPECT_EQ(namesOf(*g, fused.fusedWith(idOf(*g, "fc2"))), (V { "tanh" }));
+    EXPECT_EQ(namesOf(*g, fused.fusedWith(idOf(*g, "fc3"))), (V { "add", "gelu" }));
+    ASSERT_EQ(fused.kernelBackends()[idOf(*g, "fc4")], "dnnl") << "so that it could take post-ops";
+    EXPECT_EQ(fused.fusedInto(idOf(*g, "bn4")), -1) << "axis 1 of a (64, 5, 64) output is not its units";
+    ASSERT_EQ(c.outputs.size(), 2u);
+    EXPECT_TRUE(test::tensorsNear(c.outputs[0], a.outputs[0], 1e-6f, 1e-5f));
+    EXPECT_TRUE(test::tensorsNear(c.outputs[1], a.outputs[1], 1e-6f, 1e-5f));
+    int nans = 0;
+    for (int64_t i = 0; i < a.outputs[0].size(); ++i)
+        nans += std::isnan(a.outputs[0].data()[i]) ? 1 : 0;
+    EXPECT_GT(nans, 0) << "the NaN reached the output unfused (and, compared above, fused)";
+}
+
 TEST(FusionChain, AConvolutionRefusesAListItCannotTakeAndRunsWithNone)
 {
     ConvolutionParams p;

@@ -1,8 +1,8 @@
 #include "ops/dnnl/dnnl_common.h"
+#include "ops/dnnl/post_ops.h"
 #include "ops/nn/channels_last.h"
 #include "ops/nn/convolution.h"
 
-#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
@@ -123,13 +123,6 @@ fingerprint(const float* values, size_t count)
     return f;
 }
 
-// oneDNN's relu kernel: x > 0 ? x : 0·x (NaN stays NaN).
-void reluKeepingNaN(float* y, int64_t n)
-{
-    for (int64_t i = 0; i < n; ++i)
-        y[i] = y[i] > 0.0f ? y[i] : y[i] * 0.0f;
-}
-
 memory::desc anyFormat(const memory::desc& d)
 {
     return { d.dims(), memory::data_type::f32, memory::format_tag::any };
@@ -149,24 +142,18 @@ public:
         build();
     }
 
-    // Any list with at most one sum (its residual is put in the destination before the run) and a
-    // NaN-keeping relu only at its end (applied here after the output is stored).
     bool setPostOps(std::span<const PostOp> ops) override
     {
-        const auto isSum = [](const PostOp& o) { return o.kind == PostOp::Kind::Sum; };
-        const auto keepsNaN = [](const PostOp& o) { return o.keepNaN; };
-        const bool takeable = std::count_if(ops.begin(), ops.end(), isSum) <= 1
-            && (ops.empty() || std::none_of(ops.begin(), ops.end() - 1, keepsNaN));
-        if (takeable) {
-            m_postOps.assign(ops.begin(), ops.end());
+        if (dnnlutil::PostOpList::takes(ops)) {
+            m_post.set(ops, m_output.ndim(), m_output[1]);
             try {
                 build();
                 return true;
             } catch (const dnnl::error&) { // no implementation with these post-ops: none
             }
         }
-        if (!m_postOps.empty()) {
-            m_postOps.clear();
+        if (!m_post.empty()) {
+            m_post.set({}, m_output.ndim(), m_output[1]);
             build();
         }
         return false;
@@ -198,52 +185,8 @@ public:
         const bool imageInput = g.inChannels < 8 && g.groups == 1;
         const memory::desc src = imageInput ? srcPlain : anyFormat(srcPlain);
         // Fused element-wise work runs on each output value before it is stored: a sum adds what
-        // the destination holds (the residual, put there first), a relu takes max(x, 0), exactly
-        // what the add and relu nodes compute.
-        // A folded normalisation multiplies by its scale and adds its shift, per output channel.
-        dnnl::primitive_attr attr;
-        m_binaryArgs.clear();
-        m_sum = false;
-        // oneDNN's relu post-op turns NaN into 0; one that must keep it ends the list and is applied
-        // here, after the output is stored, as oneDNN's relu kernel computes it.
-        m_ownRelu = !m_postOps.empty() && m_postOps.back().kind == PostOp::Kind::Relu && m_postOps.back().keepNaN;
-        if (!m_postOps.empty()) {
-            memory::dims channel(static_cast<size_t>(m_output.ndim()), 1);
-            channel[1] = g.outChannels;
-            const memory::desc perChannel = dnnlutil::plainDesc(Shape(std::vector<int64_t>(channel.begin(), channel.end())));
-            dnnl::post_ops ops;
-            for (const PostOp& op : std::span<const PostOp>(m_postOps).first(m_postOps.size() - (m_ownRelu ? 1 : 0))) {
-                switch (op.kind) {
-                case PostOp::Kind::Relu:
-                    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
-                    break;
-                case PostOp::Kind::Sigmoid:
-                    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_logistic, 0.0f, 0.0f);
-                    break;
-                case PostOp::Kind::Tanh:
-                    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_tanh, 0.0f, 0.0f);
-                    break;
-                case PostOp::Kind::Gelu:
-                    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
-                    break;
-                case PostOp::Kind::Clip:
-                    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, op.lo, op.hi);
-                    break;
-                case PostOp::Kind::Sum:
-                    ops.append_sum(1.0f);
-                    m_sum = true;
-                    break;
-                case PostOp::Kind::Affine:
-                    for (auto alg : { dnnl::algorithm::binary_mul, dnnl::algorithm::binary_add }) {
-                        const int index = ops.len();
-                        ops.append_binary(alg, perChannel);
-                        m_binaryArgs.push_back(DNNL_ARG_ATTR_MULTIPLE_POST_OP(index) | DNNL_ARG_SRC_1);
-                    }
-                    break;
-                }
-            }
-            attr.set_post_ops(ops);
-        }
+        // the destination holds (the residual, put there first), exactly what the nodes compute.
+        const dnnl::primitive_attr& attr = m_post.attr();
         // Padding on the right as on the left: oneDNN's output-size check floors as MXNet does.
         const auto kind = dnnl::prop_kind::forward_inference;
         const auto algo = dnnl::algorithm::convolution_direct;
@@ -261,7 +204,7 @@ public:
         m_weights = std::make_unique<Port>(weightsPlain, pd.weights_desc(), true);
         m_dst = std::make_unique<Port>(dstPlain, pd.dst_desc(), false);
         m_residual.reset();
-        if (m_sum) m_residual = std::make_unique<Port>(dstPlain, pd.dst_desc(), true, &m_dst->inner());
+        if (m_post.hasSum()) m_residual = std::make_unique<Port>(dstPlain, pd.dst_desc(), true, &m_dst->inner());
         m_convArgs = { { DNNL_ARG_SRC, m_src->inner() }, { DNNL_ARG_WEIGHTS, m_weights->inner() },
             { DNNL_ARG_DST, m_dst->inner() } };
         m_bias = memory();
@@ -269,11 +212,7 @@ public:
             m_bias = memory(biasPlain, dnnlutil::cpuEngine(), DNNL_MEMORY_NONE);
             m_convArgs[DNNL_ARG_BIAS] = m_bias;
         }
-        m_binaryMemory.clear();
-        for (int arg : m_binaryArgs) {
-            m_binaryMemory.push_back(memory(biasPlain, dnnlutil::cpuEngine(), DNNL_MEMORY_NONE));
-            m_convArgs[arg] = m_binaryMemory.back();
-        }
+        m_post.addArgs(m_convArgs);
         m_weightsCount = static_cast<size_t>(weights.size());
         m_weightsValid = false; // a new weights buffer: reordered on the next run
     }
@@ -285,17 +224,8 @@ public:
         m_dst->bind(out[0]->data());
         if (m_bias) m_bias.set_data_handle(in[2]->data());
         m_src->convert(s);
-        // What the post-ops read comes after the kernel's own inputs, in their order.
-        size_t extra = m_params.noBias ? 2 : 3, binary = 0;
-        const Tensor* residual = nullptr;
-        for (const PostOp& op : m_postOps) {
-            if (op.kind == PostOp::Kind::Sum) residual = in[extra];
-            if (op.kind == PostOp::Kind::Affine) {
-                m_binaryMemory[binary++].set_data_handle(in[extra]->data());
-                m_binaryMemory[binary++].set_data_handle(in[extra + 1]->data());
-            }
-            extra += static_cast<size_t>(op.extraInputs());
-        }
+        // What the post-ops read comes after the kernel's own inputs.
+        const Tensor* residual = m_post.bind(in, m_params.noBias ? 2 : 3);
         if (residual) { // the residual into the destination first
             const Tensor& r = *residual;
             if (m_residual->converts()) {
@@ -321,7 +251,7 @@ public:
         s.wait();
         m_dst->convert(s);
         s.wait();
-        if (m_ownRelu) reluKeepingNaN(out[0]->data(), out[0]->size());
+        m_post.finish(*out[0]);
     }
 
     const char* backend() const override { return "dnnl"; }
@@ -329,10 +259,7 @@ public:
 private:
     ConvolutionParams m_params;
     Shape m_data, m_output;
-    std::vector<PostOp> m_postOps;
-    bool m_sum = false, m_ownRelu = false;
-    std::vector<int> m_binaryArgs; // the argument ids of the per-channel operands, in post-op order
-    std::vector<memory> m_binaryMemory; // std::vector: memory handles share their object
+    dnnlutil::PostOpList m_post;
     dnnl::convolution_forward m_conv;
     std::unique_ptr<Port> m_src, m_weights, m_dst, m_residual;
     memory m_bias;

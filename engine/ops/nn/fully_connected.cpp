@@ -1,7 +1,10 @@
 #include "core/error.h"
 #include "ops/dnnl/dnnl_common.h"
+#include "ops/dnnl/post_ops.h"
 #include "ops/register_all.h"
 #include "ops/registry.h"
+
+#include <cstring>
 
 #include <Eigen/Core>
 #include <string>
@@ -85,26 +88,28 @@ std::unique_ptr<Kernel> makeReference(const OpParams& op, std::span<const Shape>
 class FullyConnectedDnnl final : public Kernel {
 public:
     FullyConnectedDnnl(const FullyConnectedParams& p, const MatrixDims& m)
+        : m_params(p)
+        , m_dims(m)
     {
-        using dnnl::memory;
-        auto& engine = dnnlutil::cpuEngine();
-        const memory::desc src = dnnlutil::plainDesc(Shape { m.rows, m.inUnits });
-        const memory::desc weights = dnnlutil::plainDesc(Shape { p.numHidden, m.inUnits });
-        const memory::desc bias = dnnlutil::plainDesc(Shape { p.numHidden });
-        const memory::desc dst = dnnlutil::plainDesc(Shape { m.rows, p.numHidden });
-        const auto kind = dnnl::prop_kind::forward_inference;
-        const auto pd = p.noBias
-            ? dnnl::inner_product_forward::primitive_desc({ kind, src, weights, dst }, engine)
-            : dnnl::inner_product_forward::primitive_desc({ kind, src, weights, bias, dst }, engine);
-        m_primitive = dnnl::inner_product_forward(pd);
-        m_src = memory(src, engine, DNNL_MEMORY_NONE);
-        m_weights = memory(weights, engine, DNNL_MEMORY_NONE);
-        m_dst = memory(dst, engine, DNNL_MEMORY_NONE);
-        m_args = { { DNNL_ARG_SRC, m_src }, { DNNL_ARG_WEIGHTS, m_weights }, { DNNL_ARG_DST, m_dst } };
-        if (!p.noBias) {
-            m_bias = memory(bias, engine, DNNL_MEMORY_NONE);
-            m_args[DNNL_ARG_BIAS] = m_bias;
+        build();
+    }
+
+    // Post-ops on the (rows, numHidden) output: per-channel operands along the hidden units.
+    bool setPostOps(std::span<const PostOp> ops) override
+    {
+        if (dnnlutil::PostOpList::takes(ops)) {
+            m_post.set(ops, 2, m_params.numHidden);
+            try {
+                build();
+                return true;
+            } catch (const dnnl::error&) { // no implementation with these post-ops: none
+            }
         }
+        if (!m_post.empty()) {
+            m_post.set({}, 2, m_params.numHidden);
+            build();
+        }
+        return false;
     }
 
     void run(std::span<const Tensor* const> in, std::span<Tensor* const> out, RunContext&) override
@@ -113,17 +118,51 @@ public:
         m_weights.set_data_handle(in[1]->data());
         if (m_bias) m_bias.set_data_handle(in[2]->data());
         m_dst.set_data_handle(out[0]->data());
+        // A residual goes into the destination first; the sum post-op adds what it holds.
+        const Tensor* residual = m_post.bind(in, m_params.noBias ? 2 : 3);
+        if (residual && residual->data() != out[0]->data())
+            std::memcpy(out[0]->data(), residual->data(), static_cast<size_t>(residual->size()) * sizeof(float));
         dnnl::stream& s = dnnlutil::threadStream();
         m_primitive.execute(s, m_args);
         s.wait();
+        m_post.finish(*out[0]);
     }
 
     const char* backend() const override { return "dnnl"; }
 
 private:
+    void build()
+    {
+        using dnnl::memory;
+        auto& engine = dnnlutil::cpuEngine();
+        const FullyConnectedParams& p = m_params;
+        const memory::desc src = dnnlutil::plainDesc(Shape { m_dims.rows, m_dims.inUnits });
+        const memory::desc weights = dnnlutil::plainDesc(Shape { p.numHidden, m_dims.inUnits });
+        const memory::desc bias = dnnlutil::plainDesc(Shape { p.numHidden });
+        const memory::desc dst = dnnlutil::plainDesc(Shape { m_dims.rows, p.numHidden });
+        const auto kind = dnnl::prop_kind::forward_inference;
+        const auto pd = p.noBias
+            ? dnnl::inner_product_forward::primitive_desc({ kind, src, weights, dst }, m_post.attr(), engine)
+            : dnnl::inner_product_forward::primitive_desc({ kind, src, weights, bias, dst }, m_post.attr(), engine);
+        m_primitive = dnnl::inner_product_forward(pd);
+        m_src = memory(src, engine, DNNL_MEMORY_NONE);
+        m_weights = memory(weights, engine, DNNL_MEMORY_NONE);
+        m_dst = memory(dst, engine, DNNL_MEMORY_NONE);
+        m_args = { { DNNL_ARG_SRC, m_src }, { DNNL_ARG_WEIGHTS, m_weights }, { DNNL_ARG_DST, m_dst } };
+        m_bias = memory();
+        if (!p.noBias) {
+            m_bias = memory(bias, engine, DNNL_MEMORY_NONE);
+            m_args[DNNL_ARG_BIAS] = m_bias;
+        }
+        m_post.addArgs(m_args);
+    }
+
+    FullyConnectedParams m_params;
+    MatrixDims m_dims;
     dnnl::inner_product_forward m_primitive;
     dnnl::memory m_src, m_weights, m_bias, m_dst;
     std::unordered_map<int, dnnl::memory> m_args;
+    dnnlutil::PostOpList m_post;
 };
 
 std::unique_ptr<Kernel> makeDnnl(const OpParams& op, std::span<const Shape> in, std::span<const Shape>)

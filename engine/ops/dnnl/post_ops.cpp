@@ -1,0 +1,90 @@
+#include "ops/dnnl/post_ops.h"
+
+#include "ops/dnnl/dnnl_common.h"
+
+#include <algorithm>
+
+namespace opscope::dnnlutil {
+
+bool PostOpList::takes(std::span<const PostOp> ops)
+{
+    const auto isSum = [](const PostOp& o) { return o.kind == PostOp::Kind::Sum; };
+    const auto keepsNaN = [](const PostOp& o) { return o.keepNaN; };
+    return std::count_if(ops.begin(), ops.end(), isSum) <= 1
+        && (ops.empty() || std::none_of(ops.begin(), ops.end() - 1, keepsNaN));
+}
+
+void PostOpList::set(std::span<const PostOp> ops, int outputRank, int64_t channels)
+{
+    m_ops.assign(ops.begin(), ops.end());
+    m_attr = dnnl::primitive_attr();
+    m_binaryArgs.clear();
+    m_binaryMemory.clear();
+    m_sum = false;
+    m_ownRelu = !m_ops.empty() && m_ops.back().kind == PostOp::Kind::Relu && m_ops.back().keepNaN;
+    if (m_ops.empty()) return;
+    Shape channel(std::vector<int64_t>(static_cast<size_t>(outputRank), 1));
+    channel[1] = channels;
+    const dnnl::memory::desc perChannel = plainDesc(channel);
+    const auto eltwise = [](PostOp::Kind k) {
+        switch (k) {
+        case PostOp::Kind::Sigmoid:
+            return dnnl::algorithm::eltwise_logistic;
+        case PostOp::Kind::Tanh:
+            return dnnl::algorithm::eltwise_tanh;
+        case PostOp::Kind::Gelu:
+            return dnnl::algorithm::eltwise_gelu_erf;
+        case PostOp::Kind::Clip:
+            return dnnl::algorithm::eltwise_clip;
+        default:
+            return dnnl::algorithm::eltwise_relu;
+        }
+    };
+    dnnl::post_ops list;
+    for (const PostOp& op : std::span<const PostOp>(m_ops).first(m_ops.size() - (m_ownRelu ? 1 : 0))) {
+        if (op.kind == PostOp::Kind::Sum) {
+            list.append_sum(1.0f);
+            m_sum = true;
+        } else if (op.kind == PostOp::Kind::Affine) {
+            for (auto alg : { dnnl::algorithm::binary_mul, dnnl::algorithm::binary_add }) {
+                m_binaryArgs.push_back(DNNL_ARG_ATTR_MULTIPLE_POST_OP(list.len()) | DNNL_ARG_SRC_1);
+                list.append_binary(alg, perChannel);
+                m_binaryMemory.push_back(dnnl::memory(perChannel, cpuEngine(), DNNL_MEMORY_NONE));
+            }
+        } else {
+            list.append_eltwise(1.0f, eltwise(op.kind), op.lo, op.hi);
+        }
+    }
+    m_attr.set_post_ops(list);
+}
+
+void PostOpList::addArgs(std::unordered_map<int, dnnl::memory>& args) const
+{
+    for (size_t k = 0; k < m_binaryArgs.size(); ++k)
+        args[m_binaryArgs[k]] = m_binaryMemory[k]; // a handle: bind() reaches the same object
+}
+
+const Tensor* PostOpList::bind(std::span<const Tensor* const> in, size_t own)
+{
+    size_t extra = own, binary = 0;
+    const Tensor* residual = nullptr;
+    for (const PostOp& op : m_ops) {
+        if (op.kind == PostOp::Kind::Sum) residual = in[extra];
+        if (op.kind == PostOp::Kind::Affine) {
+            m_binaryMemory[binary++].set_data_handle(in[extra]->data());
+            m_binaryMemory[binary++].set_data_handle(in[extra + 1]->data());
+        }
+        extra += static_cast<size_t>(op.extraInputs());
+    }
+    return residual;
+}
+
+void PostOpList::finish(Tensor& out) const
+{
+    if (!m_ownRelu) return;
+    float* y = out.data();
+    for (int64_t i = 0, n = out.size(); i < n; ++i)
+        y[i] = y[i] > 0.0f ? y[i] : y[i] * 0.0f;
+}
+
+} // namespace opscope::dnnlutil
