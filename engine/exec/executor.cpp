@@ -357,13 +357,9 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
         }
         if (timing) timing->kernelBegin = timing->beforeEnd;
         try {
-            std::span<const Tensor* const> in(m_inPtrs.data() + s.inBegin, s.inCount);
-            if (s.extraCount > 0) { // what fused post-ops read comes after the kernel's inputs
-                m_fusedIn.assign(in.begin(), in.end());
-                m_fusedIn.insert(m_fusedIn.end(), m_extraPtrs.begin() + s.extraBegin,
-                    m_extraPtrs.begin() + s.extraBegin + s.extraCount);
-                in = m_fusedIn;
-            }
+            const std::span<const Tensor* const> in = s.extraCount == 0
+                ? std::span<const Tensor* const>(m_inPtrs.data() + s.inBegin, s.inCount)
+                : std::span<const Tensor* const>(m_fusedInPtrs.data() + s.extraBegin, s.inCount + s.extraCount);
             s.kernel->run(in, std::span<Tensor* const>(m_outPtrs.data() + s.runOut, s.outCount), ctx);
         } catch (const Error& e) {
             throw Error(g.describe(s.node) + ": " + e.what());

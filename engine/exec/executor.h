@@ -117,7 +117,8 @@ private:
         bool called; // the kernel has run since the plan
         uint32_t runOut; // the entry the kernel writes (outBegin; a fused consumer's output)
         bool absorbed; // fused into an earlier step's kernel: not run
-        uint32_t extraBegin, extraCount; // what fused post-ops read (m_extraPtrs), after the kernel's inputs
+        // A fused kernel's inputs, then extraCount more that its post-ops read: m_fusedInPtrs from extraBegin.
+        uint32_t extraBegin, extraCount;
     };
     // A convolution and the chain of nodes that alone read it, one after the other, each computable
     // as a post-op; its first `fusedCount` run inside the convolution's kernel in the current plan.
@@ -137,8 +138,7 @@ private:
     size_t unwatchedPrefix(const FusionCandidate& c) const;
     void fuseCandidate(FusionCandidate& c);
     void computeFolds();
-    std::vector<const Tensor*> m_fusedIn; // a fused step's inputs with what its post-ops read
-    std::vector<const Tensor*> m_extraPtrs;
+    std::vector<const Tensor*> m_fusedInPtrs;
     std::deque<Tensor> m_foldTensors; // scale and shift of folded normalisations (stable addresses)
     bool m_runTraining = false; // the run being planned trains (RunContext::training)
     bool m_planTraining = false; // ... when the plan fused

@@ -41,10 +41,14 @@ void Executor::fuseCandidate(FusionCandidate& c)
     size_t extras = 0;
     for (size_t k = 0; k < n; ++k)
         extras += static_cast<size_t>(c.ops[k].extraInputs());
+    // The kernel's inputs with what the post-ops read after them, made once per plan (the
+    // pointers stay valid while the plan stands).
     producer.runOut = m_steps[c.consumers[n - 1]].outBegin;
-    producer.extraBegin = static_cast<uint32_t>(m_extraPtrs.size());
+    producer.extraBegin = static_cast<uint32_t>(m_fusedInPtrs.size());
     producer.extraCount = static_cast<uint32_t>(extras);
-    m_extraPtrs.insert(m_extraPtrs.end(), c.extra.begin(), c.extra.begin() + static_cast<std::ptrdiff_t>(extras));
+    m_fusedInPtrs.insert(m_fusedInPtrs.end(), m_inPtrs.begin() + producer.inBegin,
+        m_inPtrs.begin() + producer.inBegin + producer.inCount);
+    m_fusedInPtrs.insert(m_fusedInPtrs.end(), c.extra.begin(), c.extra.begin() + static_cast<std::ptrdiff_t>(extras));
     for (size_t k = 0; k < n; ++k) {
         m_steps[c.consumers[k]].absorbed = true;
         m_fusedInto[m_steps[c.consumers[k]].node] = producer.node;
@@ -55,7 +59,7 @@ void Executor::fuse()
 {
     const Graph& g = *m_graph;
     m_candidates.clear();
-    m_extraPtrs.clear();
+    m_fusedInPtrs.clear();
     m_foldTensors.clear();
     m_fusedInto.assign(g.size(), -1);
     m_fusionDirty = false;
