@@ -28,9 +28,20 @@ KernelKind kindOf(const std::string& k)
     return k == "reference" ? KernelKind::Reference : k == "onednn" ? KernelKind::Dnnl : KernelKind::Auto;
 }
 
+std::vector<PrecisionRule> precisionRules(const std::vector<std::string>& half, const std::vector<std::string>& bf16)
+{
+    std::vector<PrecisionRule> rules;
+    for (const std::string& t : half)
+        rules.push_back({ t, Precision::Float16 });
+    for (const std::string& t : bf16)
+        rules.push_back({ t, Precision::BFloat16 });
+    return rules;
+}
+
 // Runs a model on its inputs, every op's inputs and outputs recorded; returns kOk or the status.
 int record(const std::string& model, const std::string& params, const std::vector<std::string>& inputs,
-    const std::string& kernels, uint64_t seed, debug::RecordedRun& run, std::shared_ptr<const Graph>& graph)
+    const std::string& kernels, const std::vector<PrecisionRule>& precision, uint64_t seed, debug::RecordedRun& run,
+    std::shared_ptr<const Graph>& graph)
 {
     RunOptions o;
     o.model = model;
@@ -43,10 +54,13 @@ int record(const std::string& model, const std::string& params, const std::vecto
     try {
         m.block->hybridize();
         m.block->set_kernel_kind(kindOf(kernels));
+        m.block->set_precision(precision);
         auto handle = m.block->register_op_hook(
             [&run](std::string_view name, std::string_view, const TensorView& t) { run.add(std::string(name), t); }, true);
         m.block->call(in);
         graph = m.block->graph();
+    } catch (const UsageError& e) {
+        return fail(kUsage, e.what());
     } catch (const std::bad_alloc&) {
         return fail(kRunFailed, model + ": out of memory");
     } catch (const std::exception& e) {
@@ -85,14 +99,14 @@ int diffCommand(const DiffOptions& o)
 {
     debug::RecordedRun a, b;
     std::shared_ptr<const Graph> graphA, graphB;
-    if (const int s = record(o.modelA, o.paramsA, o.inputsA, o.kernelsA, o.seed, a, graphA); s != kOk) return s;
+    if (const int s = record(o.modelA, o.paramsA, o.inputsA, o.kernelsA, precisionRules(o.halfA, o.bf16A), o.seed, a, graphA); s != kOk) return s;
     if (!o.dumpB.empty()) {
         if (const int s = readDump(o.dumpB, a, b); s != kOk) return s;
     } else {
         const std::string model = o.modelB.empty() ? o.modelA : o.modelB;
         const std::vector<std::string>& inputs = o.inputsB.empty() ? o.inputsA : o.inputsB;
         const std::string& params = o.paramsB.empty() && o.modelB.empty() ? o.paramsA : o.paramsB;
-        if (const int s = record(model, params, inputs, o.kernelsB, o.seed, b, graphB); s != kOk) return s;
+        if (const int s = record(model, params, inputs, o.kernelsB, precisionRules(o.halfB, o.bf16B), o.seed, b, graphB); s != kOk) return s;
     }
     const debug::CompareTolerance tol { o.rtol, o.atol };
     const debug::Comparison c = debug::compareRuns(*graphA, a, b, tol);

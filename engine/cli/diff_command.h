@@ -16,6 +16,9 @@ struct DiffOptions {
     std::string modelB, paramsB, dumpB;
     std::vector<std::string> inputsB;
     std::string kernelsB = "auto";
+    /// Nodes of a run computing in float16 / bfloat16, emulated (a node name, an operator's name
+    /// or "all"; exec/precision_rules.h).
+    std::vector<std::string> halfA, halfB, bf16A, bf16B;
     uint64_t seed = 0;
     double rtol = 1e-3, atol = 1e-5;
     std::string json;

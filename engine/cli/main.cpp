@@ -75,6 +75,10 @@ int main(int argc, char** argv)
         ->check(CLI::IsMember({ "auto", "reference", "onednn" }));
     diff->add_option("--kernels-b", d.kernelsB, "auto, reference or onednn")
         ->check(CLI::IsMember({ "auto", "reference", "onednn" }));
+    diff->add_option("--half-a", d.halfA, "run A computes NODE, every node of OP, or all in float16 (emulated)");
+    diff->add_option("--half-b", d.halfB, "run B computes NODE, every node of OP, or all in float16 (emulated)");
+    diff->add_option("--bf16-a", d.bf16A, "run A computes NODE, OP or all in bfloat16 (emulated)");
+    diff->add_option("--bf16-b", d.bf16B, "run B computes NODE, OP or all in bfloat16 (emulated)");
     diff->add_option("--dump-b", d.dumpB, "run B is the tensors `run --monitor-all --dump DIR` wrote");
     diff->add_option("--seed", d.seed, "seed of generated inputs and of sample parameters");
     diff->add_option("--rtol", d.rtol, "relative tolerance (default 1e-3)")->check(CLI::NonNegativeNumber);
@@ -119,6 +123,8 @@ int main(int argc, char** argv)
         if (app.got_subcommand("info")) return infoCommand(infoModel, infoParams, infoInputs);
         if (app.got_subcommand("diff")) {
             if (!d.modelB.empty() && !d.dumpB.empty()) return fail(kUsage, "diff: give MODEL_B or --dump-b, not both");
+            if (!d.dumpB.empty() && (!d.halfB.empty() || !d.bf16B.empty()))
+                return fail(kUsage, "diff: --half-b and --bf16-b change how run B computes; a --dump-b folder is not run");
             return diffCommand(d);
         }
         if (!r.breaks.empty() || !r.breakOn.empty()) return runWithBreakpoints(r);

@@ -43,6 +43,15 @@ void Executor::detach(ExecutionObserver* observer)
     recomputeWants();
 }
 
+void Executor::setPrecision(std::vector<Precision> byNode)
+{
+    if (byNode.size() > m_graph->size())
+        throw UsageError("precision given for " + std::to_string(byNode.size()) + " nodes, the graph has "
+            + std::to_string(m_graph->size()));
+    m_precision = std::move(byNode);
+    m_precisionDirty = true;
+}
+
 void Executor::refreshWants()
 {
     recomputeWants();
@@ -131,7 +140,9 @@ void Executor::plan(std::span<const Tensor> variables)
         outShapes.assign(m_shapes.begin() + s.outBegin, m_shapes.begin() + s.outBegin + s.outCount);
         const auto prepareStart = std::chrono::steady_clock::now();
         try {
-            m_kernels.push_back(n.def->makeKernel(*n.params, inShapes, outShapes, m_kind));
+            auto kernel = n.def->makeKernel(*n.params, inShapes, outShapes, m_kind);
+            if (id < m_precision.size()) kernel = withPrecision(std::move(kernel), m_precision[id]);
+            m_kernels.push_back(std::move(kernel));
         } catch (const Error& e) {
             throw Error(g.describe(id) + ": " + e.what());
         }
@@ -166,6 +177,7 @@ void Executor::plan(std::span<const Tensor> variables)
     m_outViews.resize(maxOut);
     m_planVariableShapes = varShapes;
     m_planned = true;
+    m_precisionDirty = false;
     m_buffersReady = false;
     m_viewsReady = false;
     m_candidates.clear();
@@ -266,6 +278,10 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
                     throw ShapeError(g.describe(g.variables()[v]) + ": static_shape executor was prepared for "
                         + m_planVariableShapes[v].str() + ", called with " + variables[v].shape().str());
         }
+        const int64_t planBegin = prof ? nowNs() : 0;
+        plan(variables);
+        if (prof) prof->planNs = nowNs() - planBegin;
+    } else if (m_precisionDirty) {
         const int64_t planBegin = prof ? nowNs() : 0;
         plan(variables);
         if (prof) prof->planNs = nowNs() - planBegin;

@@ -4,6 +4,7 @@
 #include "exec/profile.h"
 #include "graph/graph.h"
 #include "ops/op.h"
+#include "ops/reduced_precision.h"
 
 #include <deque>
 #include <memory>
@@ -66,6 +67,12 @@ public:
     /// observer phase; without a profile, one branch per op.
     void setProfile(RunProfile* profile) { m_profile = profile; }
 
+    /// Each node's precision, by node id (ops/reduced_precision.h; empty or Float32: as the
+    /// kernel computes). A node in float16 or bfloat16 rounds its float32 inputs and outputs to that
+    /// type around its kernel and is never fused. Takes effect at the next run (a new plan).
+    void setPrecision(std::vector<Precision> byNode);
+    const std::vector<Precision>& precision() const { return m_precision; }
+
     /// Runs the graph. `variables` are in graph().variables() order (data, parameters and
     /// auxiliary states). Throws ShapeError/UsageError for bad inputs, Error (naming the node)
     /// when a kernel fails.
@@ -106,6 +113,7 @@ private:
     std::shared_ptr<const Graph> m_graph;
     ExecFlags m_flags;
     KernelKind m_kind;
+    std::vector<Precision> m_precision;
 
     struct Step {
         uint32_t node;
@@ -159,6 +167,7 @@ private:
     std::vector<DType> m_types; // by entry id
     std::vector<Shape> m_planVariableShapes;
     bool m_planned = false;
+    bool m_precisionDirty = false; // setPrecision since the plan: kernels are made again
     bool m_buffersReady = false;
     std::vector<ExecutionObserver*> m_observers;
     std::vector<std::vector<PhaseMask>> m_observerMasks; // [observer][step]

@@ -366,7 +366,9 @@ std::vector<Value> HybridBlock::callCached(const std::vector<Value>& inputs)
                 + std::to_string(inputs.size()));
     }
     if (!m_exec) {
-        m_exec = std::make_unique<Executor>(m_graph, m_flags, m_kernelKind);
+        auto exec = std::make_unique<Executor>(m_graph, m_flags, m_kernelKind);
+        if (!m_precisionRules.empty()) exec->setPrecision(resolvePrecision(*m_graph, m_precisionRules));
+        m_exec = std::move(exec);
         m_exec->attach(&m_hookObserver);
         m_exec->setProfile(m_profile);
     }

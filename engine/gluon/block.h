@@ -1,6 +1,7 @@
 #pragma once
 
 #include "exec/executor.h"
+#include "exec/precision_rules.h"
 #include "gluon/f.h"
 #include "gluon/name_manager.h"
 #include "gluon/op_hook.h"
@@ -137,6 +138,15 @@ public:
         m_exec.reset();
     }
 
+    /// Which nodes of the cached graph compute in float16 or bfloat16, emulated around float32
+    /// kernels (exec/precision_rules.h); empty: none. Takes effect when the executor is next made
+    /// (clears the executor); a rule naming nothing in the graph is a UsageError at the next call.
+    void set_precision(std::vector<PrecisionRule> rules)
+    {
+        m_precisionRules = std::move(rules);
+        m_exec.reset();
+    }
+
     /// Times every cached-graph run from now on, the first included, into `profile` (not owned;
     /// nullptr stops): Executor::setProfile on this block's executor, now and when it is made.
     void set_profile(RunProfile* profile)
@@ -170,6 +180,7 @@ private:
     bool m_active = false;
     ExecFlags m_flags;
     KernelKind m_kernelKind = KernelKind::Auto;
+    std::vector<PrecisionRule> m_precisionRules;
     RunProfile* m_profile = nullptr;
     std::shared_ptr<HookList> m_hooks = std::make_shared<HookList>();
     std::shared_ptr<Graph> m_graph;

@@ -56,6 +56,14 @@ uint16_t floatToHalf(float f)
     return static_cast<uint16_t>(sign | result);
 }
 
+float roundToBFloat16(float v)
+{
+    uint32_t x = std::bit_cast<uint32_t>(v);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return std::bit_cast<float>(x | 0x00400000u); // NaN: quiet, kept
+    x += 0x7fffu + ((x >> 16) & 1u); // to nearest, ties to even; a carry may reach the exponent (Inf)
+    return std::bit_cast<float>(x & 0xffff0000u);
+}
+
 Half::Half(float v)
     : bits(floatToHalf(v))
 {

@@ -33,6 +33,14 @@ struct Half {
 };
 float halfToFloat(uint16_t bits);
 uint16_t floatToHalf(float v);
+/// `v` rounded to the nearest float16 value, as float (ties to even; beyond 65504 ±Inf; NaN stays NaN).
+inline float roundToHalf(float v)
+{
+    return halfToFloat(floatToHalf(v));
+}
+/// `v` rounded to the nearest bfloat16 value, as float: float's 8-bit exponent with 7 mantissa bits
+/// (ties to even; what overflows becomes ±Inf; NaN stays NaN).
+float roundToBFloat16(float v);
 
 constexpr size_t dtypeSize(DType t)
 {

@@ -72,7 +72,9 @@ TEST(Diff, APerturbedParameterIsFoundAtTheLayerThatReadsIt)
     EXPECT_EQ(j["first_divergent_node"], "hybridsequential0_conv1_fwd");
     // conv0 and what follows it up to conv1 agree exactly.
     for (const auto& t : j["tensors"])
-        if (t["name"] == "hybridsequential0_pool0_fwd_output") EXPECT_EQ(t["max_abs"], 0.0);
+        if (t["name"] == "hybridsequential0_pool0_fwd_output") {
+            EXPECT_EQ(t["max_abs"], 0.0);
+        }
 }
 
 TEST(Diff, AChangedInputIsFoundAtTheFirstOpReadingIt)
@@ -109,4 +111,53 @@ TEST(Diff, AnOnnxModelAgainstItsDumpAndAgainstOtherKernels)
     // Statuses as run's: a missing model 3, both MODEL_B and --dump-b 2.
     EXPECT_EQ(run("diff nowhere.onnx").status, 3);
     EXPECT_EQ(run("diff sample:mlp sample:mlp --dump-b " + dir.string()).status, 2);
+}
+
+TEST(Diff, Float16LenetOverflowsWhereItsFloat32ValuesPass65504)
+{
+    // By hand: lenet's first convolution of a constant image c is c times each filter's sum plus
+    // its bias. float16 holds at most 65504 (and 65519.99 rounds to it): every element of A's conv0
+    // output of magnitude 65520 or more is Inf in B, nowhere earlier.
+    samples::Sample s = samples::makeSample("lenet");
+    s.block->hybridize();
+    Tensor conv0;
+    auto handle = s.block->register_op_hook([&conv0](std::string_view name, std::string_view, const TensorView& t) {
+        if (name == "hybridsequential0_conv0_fwd_output") conv0 = Tensor::copyOf(t);
+    });
+    const Shape shape = s.defaultInputs.at(0).shape();
+    float c = 1;
+    int64_t overflowing = 0;
+    for (; c < 1e9f && overflowing == 0; c *= 2) {
+        s.block->call({ Tensor::full(shape, c) });
+        for (float v : conv0.values())
+            overflowing += std::fabs(v) >= 65520.0f;
+    }
+    c /= 2;
+    ASSERT_GT(overflowing, 0);
+    ASSERT_LT(overflowing, conv0.size()) << "some elements stay in range";
+
+    const fs::path dir = tempDir("diff_half");
+    writeNpy((dir / "x.npy").string(), Tensor::full(shape, c).view());
+    const fs::path json = dir / "diff.json";
+    Result r = run("diff sample:lenet --input-a data=" + (dir / "x.npy").string()
+        + " --half-b all --rtol 0.05 --atol 1 --json " + json.string());
+    EXPECT_EQ(r.status, 1) << r.out << lastStderr();
+    EXPECT_EQ(lastLine(r.out), "first divergent node: hybridsequential0_conv0_fwd") << r.out;
+    const auto j = nlohmann::json::parse(std::ifstream(json));
+    bool seen = false;
+    for (const auto& t : j["tensors"])
+        if (t["name"] == "hybridsequential0_conv0_fwd_output") {
+            EXPECT_EQ(t["nan_only_b"], overflowing);
+            EXPECT_EQ(t["nan_only_a"], 0);
+            seen = true;
+        }
+    EXPECT_TRUE(seen);
+    // bfloat16 has float's range: the same run in bfloat16 has no Inf anywhere.
+    Result bf = run("diff sample:lenet --input-a data=" + (dir / "x.npy").string() + " --bf16-b all --json "
+        + json.string());
+    const auto k = nlohmann::json::parse(std::ifstream(json));
+    for (const auto& t : k["tensors"])
+        EXPECT_EQ(t["nan_only_b"], 0) << t["name"];
+    // A rule naming nothing in the graph is a usage error.
+    EXPECT_EQ(run("diff sample:lenet --half-b no_such_node").status, 2);
 }
