@@ -80,6 +80,11 @@ int main(int argc, char** argv)
     diff->add_option("--bf16-a", d.bf16A, "run A computes NODE, OP or all in bfloat16 (emulated)");
     diff->add_option("--bf16-b", d.bf16B, "run B computes NODE, OP or all in bfloat16 (emulated)");
     diff->add_option("--dump-b", d.dumpB, "run B is the tensors `run --monitor-all --dump DIR` wrote");
+    diff->add_option("--npz-b", d.npzB, "run B is the arrays of an .npz archive (numpy.savez), by name");
+    diff->add_option("--map", d.map, "a JSON object from run B's tensor names to run A's (tensor, node or parameter)");
+    diff->add_option("--overlay", d.overlay, "write each node's divergence as Google Model Explorer node data");
+    diff->add_option("--metric", d.metric, "what --overlay colours by: rel_l2 (default), max_abs, max_rel, cosine, sqnr_db, beyond")
+        ->check(CLI::IsMember({ "rel_l2", "max_abs", "max_rel", "cosine", "sqnr_db", "beyond" }));
     diff->add_option("--seed", d.seed, "seed of generated inputs and of sample parameters");
     diff->add_option("--rtol", d.rtol, "relative tolerance (default 1e-3)")->check(CLI::NonNegativeNumber);
     diff->add_option("--atol", d.atol, "absolute tolerance (default 1e-5)")->check(CLI::NonNegativeNumber);
@@ -122,9 +127,10 @@ int main(int argc, char** argv)
         if (app.got_subcommand("bench")) return benchCommand(b);
         if (app.got_subcommand("info")) return infoCommand(infoModel, infoParams, infoInputs);
         if (app.got_subcommand("diff")) {
-            if (!d.modelB.empty() && !d.dumpB.empty()) return fail(kUsage, "diff: give MODEL_B or --dump-b, not both");
-            if (!d.dumpB.empty() && (!d.halfB.empty() || !d.bf16B.empty()))
-                return fail(kUsage, "diff: --half-b and --bf16-b change how run B computes; a --dump-b folder is not run");
+            if (!d.modelB.empty() + !d.dumpB.empty() + !d.npzB.empty() > 1)
+                return fail(kUsage, "diff: give one of MODEL_B, --dump-b and --npz-b");
+            if ((!d.dumpB.empty() || !d.npzB.empty()) && (!d.halfB.empty() || !d.bf16B.empty()))
+                return fail(kUsage, "diff: --half-b and --bf16-b change how run B computes; a saved run B is not run");
             return diffCommand(d);
         }
         if (!r.breaks.empty() || !r.breakOn.empty()) return runWithBreakpoints(r);

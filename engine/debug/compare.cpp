@@ -22,17 +22,18 @@ TensorDiff compareTensors(const std::string& name, const TensorView& a, const Te
     double sumA2 = 0, sumB2 = 0, sumAB = 0, sumD2 = 0;
     int64_t beyond = 0;
     const int64_t n = a.size();
-    for (int64_t i = 0; i < n; ++i) {
-        const double x = a.valueAt(i), y = b.valueAt(i);
+    // One pass over both tensors; float32 pairs read their floats directly (the common case, and
+    // the one that must keep up with a recorded run).
+    auto visit = [&](double x, double y) {
         const bool fx = std::isfinite(x), fy = std::isfinite(y);
-        if (!fx || !fy) {
+        if (!fx || !fy) [[unlikely]] {
             const bool same = (std::isnan(x) && std::isnan(y)) || x == y;
             if (!same) {
                 if (!fx && fy) ++d.nanOnlyA;
                 else if (fx && !fy) ++d.nanOnlyB;
                 ++beyond;
             }
-            continue;
+            return;
         }
         const double diff = std::fabs(x - y);
         d.maxAbs = std::max(d.maxAbs, diff);
@@ -42,6 +43,15 @@ TensorDiff compareTensors(const std::string& name, const TensorView& a, const Te
         sumB2 += y * y;
         sumAB += x * y;
         sumD2 += diff * diff;
+    };
+    if (a.dtype() == DType::Float32 && b.dtype() == DType::Float32) {
+        const float* pa = a.data();
+        const float* pb = b.data();
+        for (int64_t i = 0; i < n; ++i)
+            visit(pa[i], pb[i]);
+    } else {
+        for (int64_t i = 0; i < n; ++i)
+            visit(a.valueAt(i), b.valueAt(i));
     }
     d.relL2 = sumA2 > 0 ? std::sqrt(sumD2 / sumA2) : (sumD2 > 0 ? std::numeric_limits<double>::infinity() : 0.0);
     d.cosine = sumA2 > 0 && sumB2 > 0 ? sumAB / std::sqrt(sumA2 * sumB2) : (sumA2 == sumB2 ? 1.0 : 0.0);
@@ -59,10 +69,121 @@ void RecordedRun::add(const std::string& name, const TensorView& view)
 
 bool Comparison::diverges() const
 {
-    if (!onlyA.empty() || !onlyB.empty()) return true;
+    if (diffs.empty()) return true; // nothing matched: nothing shows the runs agree
     for (const TensorDiff& d : diffs)
         if (d.diverges) return true;
+    for (const HeadAgreement& h : top1)
+        if (h.agree != h.rows) return true;
     return false;
+}
+
+const TensorDiff* Comparison::find(const std::string& tensor) const
+{
+    for (const TensorDiff& d : diffs)
+        if (d.name == tensor) return &d;
+    return nullptr;
+}
+
+double metricOf(const TensorDiff& d, Metric m)
+{
+    if (!d.problem.empty()) return std::numeric_limits<double>::infinity();
+    switch (m) {
+    case Metric::MaxAbs:
+        return d.nanOnlyA || d.nanOnlyB ? std::numeric_limits<double>::infinity() : d.maxAbs;
+    case Metric::MaxRel:
+        return d.nanOnlyA || d.nanOnlyB ? std::numeric_limits<double>::infinity() : d.maxRel;
+    case Metric::RelL2:
+        return d.nanOnlyA || d.nanOnlyB ? std::numeric_limits<double>::infinity() : d.relL2;
+    case Metric::Cosine:
+        return d.nanOnlyA || d.nanOnlyB ? 1.0 : 1.0 - d.cosine; // 0 for identical, as the others
+    case Metric::Sqnr:
+        return d.nanOnlyA || d.nanOnlyB ? -std::numeric_limits<double>::infinity() : d.sqnrDb;
+    case Metric::Beyond:
+        return d.beyond;
+    }
+    return d.relL2;
+}
+
+const char* metricName(Metric m)
+{
+    switch (m) {
+    case Metric::MaxAbs:
+        return "max_abs";
+    case Metric::MaxRel:
+        return "max_rel";
+    case Metric::RelL2:
+        return "rel_l2";
+    case Metric::Cosine:
+        return "cosine";
+    case Metric::Sqnr:
+        return "sqnr_db";
+    case Metric::Beyond:
+        return "beyond";
+    }
+    return "rel_l2";
+}
+
+std::optional<Metric> parseMetric(const std::string& name)
+{
+    for (Metric m : { Metric::MaxAbs, Metric::MaxRel, Metric::RelL2, Metric::Cosine, Metric::Sqnr, Metric::Beyond })
+        if (name == metricName(m)) return m;
+    return std::nullopt;
+}
+
+std::vector<NodeDivergence> nodeDivergence(const Graph& graph, const Comparison& c, Metric m)
+{
+    std::vector<NodeDivergence> out;
+    for (uint32_t id = 0; id < graph.size(); ++id) {
+        const Node& n = graph.node(id);
+        if (n.isVariable()) continue;
+        NodeDivergence nd;
+        nd.node = n.name;
+        for (int k = 0; k < n.numOutputs; ++k) {
+            const TensorDiff* d = c.find(graph.outputName({ id, static_cast<uint32_t>(k), 0 }));
+            if (!d) continue;
+            const double v = metricOf(*d, m);
+            // The worst output: for SQNR the lowest, for the others the highest.
+            if (!nd.matched || (m == Metric::Sqnr ? v < nd.value : v > nd.value)) nd.value = v;
+            nd.matched = true;
+            nd.diverges = nd.diverges || d->diverges;
+        }
+        out.push_back(nd);
+    }
+    return out;
+}
+
+std::vector<HeadAgreement> topOneAgreement(const Graph& graph, const RecordedRun& a, const RecordedRun& b)
+{
+    std::vector<HeadAgreement> out;
+    for (const NodeEntry& h : graph.heads()) {
+        const std::string name = graph.outputName(h);
+        const auto ia = a.tensors.find(name), ib = b.tensors.find(name);
+        if (ia == a.tensors.end() || ib == b.tensors.end()) continue;
+        const Tensor &ta = ia->second, &tb = ib->second;
+        // A classifier's head: (batch, classes) scores, at least two classes.
+        if (ta.shape().ndim() != 2 || ta.shape() != tb.shape() || ta.shape()[1] < 2) continue;
+        const TensorView va = ta.view(), vb = tb.view();
+        HeadAgreement g;
+        g.name = name;
+        g.rows = ta.shape()[0];
+        const int64_t classes = ta.shape()[1];
+        auto argmax = [classes](const TensorView& v, int64_t row) {
+            int64_t best = 0;
+            double bestValue = -std::numeric_limits<double>::infinity();
+            for (int64_t k = 0; k < classes; ++k) {
+                const double x = v.valueAt(row * classes + k);
+                if (x > bestValue) { // NaN never wins
+                    bestValue = x;
+                    best = k;
+                }
+            }
+            return best;
+        };
+        for (int64_t r = 0; r < g.rows; ++r)
+            g.agree += argmax(va, r) == argmax(vb, r);
+        out.push_back(g);
+    }
+    return out;
 }
 
 Comparison compareRuns(const Graph& graph, const RecordedRun& a, const RecordedRun& b, const CompareTolerance& tol)
@@ -100,6 +221,7 @@ Comparison compareRuns(const Graph& graph, const RecordedRun& a, const RecordedR
         }
         if (inputsAgree) c.firstDivergentNode = n.name;
     }
+    c.top1 = topOneAgreement(graph, a, b);
     return c;
 }
 

@@ -49,13 +49,46 @@ struct RecordedRun {
     void add(const std::string& name, const TensorView& view);
 };
 
+/// A classifier's head compared: the rows whose highest score is the same class in both runs.
+struct HeadAgreement {
+    std::string name; ///< the head's tensor
+    int64_t rows = 0, agree = 0;
+};
+
 struct Comparison {
     std::vector<TensorDiff> diffs; ///< every tensor of A that B also has, in A's order
     std::vector<std::string> onlyA, onlyB; ///< tensors one side lacks (listed, never dropped)
     /// The first divergent node of A's graph (its name), when there is one.
     std::optional<std::string> firstDivergentNode;
+    /// Top-1 agreement of every head of shape (batch, classes) both runs have.
+    std::vector<HeadAgreement> top1;
+    /// Some matched tensor diverges, a head's top-1 class differs, or nothing matched at all.
+    /// Tensors one side lacks are listed, not counted: a saved run often holds only some.
     bool diverges() const;
+    const TensorDiff* find(const std::string& tensor) const;
 };
+
+/// What colours a node: one number per matched tensor, 0 for identical tensors (SQNR: +inf).
+enum class Metric { MaxAbs, MaxRel, RelL2, Cosine, Sqnr, Beyond };
+/// The metric of a pair; NaN/Inf on one side only, or a pair that could not be compared, is the
+/// worst value (+inf; for SQNR -inf; for cosine 1 - cosine, 1).
+double metricOf(const TensorDiff& d, Metric m);
+/// "max_abs", "max_rel", "rel_l2", "cosine" (as 1 - cosine), "sqnr_db", "beyond".
+const char* metricName(Metric m);
+std::optional<Metric> parseMetric(const std::string& name);
+
+/// A node's divergence: the worst metric over its outputs that both runs have.
+struct NodeDivergence {
+    std::string node;
+    bool matched = false; ///< some output of it was compared (else: unmatched, shown grey)
+    double value = 0;
+    bool diverges = false;
+};
+/// Every op node of A's graph in graph order.
+std::vector<NodeDivergence> nodeDivergence(const Graph& graph, const Comparison& c, Metric m);
+
+/// The top-1 agreement of A's heads (compareRuns fills Comparison::top1 with it).
+std::vector<HeadAgreement> topOneAgreement(const Graph& graph, const RecordedRun& a, const RecordedRun& b);
 
 /// Compares run B with run A of `graph` (A's graph; B's tensors matched by name). Tensors are
 /// A's op-hook names (`<node>_<slot>`, inputs recorded with monitor_all).

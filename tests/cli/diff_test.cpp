@@ -28,14 +28,14 @@ std::string lastLine(const std::string& out)
     return s.substr(s.rfind('\n') + 1);
 }
 
-// lenet exported as MXNet files, and a copy of its parameters with one array changed.
-fs::path exportLenet(const fs::path& dir, const std::string& param, float delta)
+// A sample exported as MXNet files, and a copy of its parameters with one array changed.
+fs::path exportSample(const fs::path& dir, const std::string& sample, const std::string& param, float delta)
 {
-    samples::Sample s = samples::makeSample("lenet");
+    samples::Sample s = samples::makeSample(sample);
     s.block->hybridize();
     s.block->call(s.defaultInputs);
-    gluon::export_(*s.block, (dir / "lenet").string(), 0);
-    NamedTensors arrays = loadParams((dir / "lenet-0000.params").string());
+    gluon::export_(*s.block, (dir / sample).string(), 0);
+    NamedTensors arrays = loadParams((dir / (sample + "-0000.params")).string());
     bool found = false;
     for (auto& [name, t] : arrays)
         if (stripParamPrefix(name) == param) {
@@ -46,7 +46,7 @@ fs::path exportLenet(const fs::path& dir, const std::string& param, float delta)
         }
     EXPECT_TRUE(found) << param;
     saveParams((dir / "changed.params").string(), arrays);
-    return dir / "lenet-symbol.json";
+    return dir / (sample + "-symbol.json");
 }
 }
 
@@ -62,7 +62,7 @@ TEST(Diff, IdenticalRunsAgreeAndKernelsAreWithinTolerance)
 TEST(Diff, APerturbedParameterIsFoundAtTheLayerThatReadsIt)
 {
     const fs::path dir = tempDir("diff_param");
-    const fs::path symbol = exportLenet(dir, "hybridsequential0_conv1_weight", 0.5f);
+    const fs::path symbol = exportSample(dir, "lenet", "hybridsequential0_conv1_weight", 0.5f);
     const fs::path json = dir / "diff.json";
     Result r = run("diff " + symbol.string() + " --input-a data=1x1x28x28:uniform --params-b "
         + (dir / "changed.params").string() + " --json " + json.string());
@@ -75,6 +75,28 @@ TEST(Diff, APerturbedParameterIsFoundAtTheLayerThatReadsIt)
         if (t["name"] == "hybridsequential0_pool0_fwd_output") {
             EXPECT_EQ(t["max_abs"], 0.0);
         }
+}
+
+TEST(Diff, APerturbedParameterIsFoundInTheMlpAndTheResidualNetwork)
+{
+    struct Case {
+        const char* sample;
+        const char* param;
+        const char* input;
+        const char* node;
+    };
+    for (const Case& c : { Case { "mlp", "hybridsequential0_dense1_weight", "data=4x2:uniform", "hybridsequential0_dense1_fwd" },
+             Case { "mini-resnet", "hybridsequential0_residualunit1_conv0_weight", "data=1x3x8x8:uniform",
+                 "hybridsequential0_residualunit1_conv0_fwd" },
+             Case { "mini-resnet", "hybridsequential0_residualunit0_batchnorm1_running_mean", "data=1x3x8x8:uniform",
+                 "hybridsequential0_residualunit0_batchnorm1_fwd" } }) {
+        const fs::path dir = tempDir(std::string("diff_param_") + c.sample);
+        const fs::path symbol = exportSample(dir, c.sample, c.param, 0.5f);
+        Result r = run("diff " + symbol.string() + " --input-a " + c.input + " --params-b "
+            + (dir / "changed.params").string());
+        EXPECT_EQ(r.status, 1) << c.param << "\n" << r.out << lastStderr();
+        EXPECT_EQ(lastLine(r.out), std::string("first divergent node: ") + c.node) << r.out;
+    }
 }
 
 TEST(Diff, AChangedInputIsFoundAtTheFirstOpReadingIt)
