@@ -153,11 +153,8 @@ int diffCommand(const DiffOptions& o)
         if (o.paramsB.empty() && o.modelB.empty()) liveB.params = o.paramsA;
         if (const int s = recordRun(liveB, b, graphB); s != kOk) return s;
     }
-    if (!o.map.empty()) {
-        std::map<std::string, std::string> names;
-        if (const int s = readNameMap(o.map, *graphA, a, names); s != kOk) return s;
-        b = renamed(std::move(b), names);
-    }
+    if (!o.map.empty())
+        if (const int s = applyNameMap(o.map, *graphA, a, b); s != kOk) return s;
     const debug::CompareTolerance tol { o.rtol, o.atol };
     return report(o, *graphA, debug::compareRuns(*graphA, a, b, tol));
 }

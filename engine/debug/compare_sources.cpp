@@ -1,0 +1,103 @@
+#include "debug/compare_sources.h"
+
+#include "core/error.h"
+#include "io/file_names.h"
+#include "io/npy.h"
+#include "io/npz.h"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+namespace opscope::debug {
+
+namespace fs = std::filesystem;
+
+std::shared_ptr<const Graph> recordBlockRun(gluon::HybridBlock& block, const std::vector<Tensor>& inputs,
+    KernelKind kernels, const std::vector<PrecisionRule>& precision, RecordedRun& run)
+{
+    block.hybridize();
+    block.set_kernel_kind(kernels);
+    block.set_precision(precision);
+    auto handle = block.register_op_hook(
+        [&run](std::string_view name, std::string_view, const TensorView& t) { run.add(std::string(name), t); }, true);
+    block.call(inputs);
+    return block.graph();
+}
+
+RecordedRun readDumpFolder(const std::string& dir, const RecordedRun& a)
+{
+    if (!fs::is_directory(dir)) throw FileError(dir + ": no such folder");
+    RecordedRun b;
+    FileNamer names;
+    for (const std::string& name : a.order) {
+        const fs::path file = fs::path(dir) / names.fileFor(name, ".npy");
+        if (fs::exists(file)) b.add(name, readNpy(file.string()).view());
+    }
+    return b;
+}
+
+RecordedRun readNpzRun(const std::string& path)
+{
+    if (!fs::exists(path)) throw FileError(path + ": no such file");
+    RecordedRun b;
+    for (auto& [name, t] : readNpz(path)) {
+        if (!b.tensors.count(name)) b.order.push_back(name);
+        b.tensors[name] = std::move(t);
+    }
+    return b;
+}
+
+std::map<std::string, std::string> readNameMap(const std::string& path, const Graph& graphA, const RecordedRun& a)
+{
+    std::ifstream in(path);
+    if (!in) throw FileError(path + ": cannot open for reading");
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::parse_error& e) {
+        throw FileError(path + ": byte " + std::to_string(e.byte) + ": not JSON");
+    }
+    if (!j.is_object()) throw FileError(path + ": expected an object from run B's names to run A's");
+    std::map<std::string, std::string> map;
+    for (const auto& [from, to] : j.items()) {
+        if (!to.is_string()) throw FileError(path + ": '" + from + "': the name in A must be a string");
+        const std::string target = to.get<std::string>();
+        std::string tensor;
+        if (a.tensors.count(target)) {
+            tensor = target;
+        } else if (const auto id = graphA.findNode(target)) {
+            if (!graphA.node(*id).isVariable()) {
+                tensor = graphA.outputName({ *id, 0, 0 });
+            } else {
+                // A parameter or the data: the first op input that reads it.
+                for (uint32_t n = 0; n < graphA.size() && tensor.empty(); ++n) {
+                    const Node& node = graphA.node(n);
+                    for (size_t k = 0; k < node.inputs.size() && tensor.empty(); ++k)
+                        if (node.inputs[k].node == *id) tensor = node.name + "_" + node.inputSlots[k];
+                }
+            }
+        }
+        if (tensor.empty() || !a.tensors.count(tensor))
+            throw UsageError(
+                path + ": '" + from + "' maps to '" + target + "', which is no tensor, node or parameter of run A");
+        map[from] = tensor;
+    }
+    return map;
+}
+
+RecordedRun renamed(RecordedRun b, const std::map<std::string, std::string>& map)
+{
+    if (map.empty()) return b;
+    RecordedRun r;
+    for (const std::string& name : b.order) {
+        const auto it = map.find(name);
+        const std::string& to = it == map.end() ? name : it->second;
+        if (!r.tensors.count(to)) r.order.push_back(to);
+        r.tensors[to] = std::move(b.tensors.at(name));
+    }
+    return r;
+}
+
+} // namespace opscope::debug
