@@ -192,6 +192,11 @@ LoadedModel loadModel(const std::string& spec, const std::string& paramsFile, ui
     LoadedModel m;
     m.source = spec;
     if (spec.rfind("sample:", 0) == 0) {
+        // A sample makes its own parameters (trained or from the seed): a file for them would be
+        // silently ignored, so it is refused.
+        if (!paramsFile.empty())
+            throw LoadError(spec + ": a sample takes no parameter file (" + paramsFile
+                + "); export it (opscope-cli train --save PREFIX) and open PREFIX-symbol.json with it");
         try {
             samples::Sample s = samples::makeSample(spec.substr(7), seed);
             m.block = s.block;

@@ -1,6 +1,7 @@
 #include "gui/app/app_options.h"
 
 #include "debug/condition.h"
+#include "gui/compare/compare_dialog.h"
 
 namespace opscope::gui {
 
@@ -21,6 +22,9 @@ QString appUsage()
         "  --train-step                  run one training step (mlp, lenet) in the debugger instead: forward,\n"
         "                                loss, backward (break on NODE_backward too), then the update\n"
         "  --screenshot FILE.png         save the window after the first pause (or at the end of the run)\n"
+        "  --compare SPEC                compare the model with run B: KEY=VALUE,... with model, params,\n"
+        "                                saved (a --dump folder or .npz), map, kernels, half, bf16 (a node,\n"
+        "                                an operator or all), rtol, atol\n"
         "  --quit                        exit after the screenshot, or once the run pauses or ends\n"
         "  --fresh                       ignore the saved window layout, breakpoints and inputs\n"
         "  --tab histogram|values|image  the inspector's tab when the run pauses\n"
@@ -75,6 +79,11 @@ bool parseAppOptions(const QStringList& arguments, AppOptions* o, QString* error
                     return false;
                 }
                 o->screenshot = v;
+            } else if (is(a, "--compare")) {
+                if (!value(i, QStringLiteral("--compare"), &v)) return false;
+                CompareSpec spec;
+                if (!parseCompareSpec(v, &spec, error)) return false;
+                o->compare = v;
             } else if (is(a, "--tab")) {
                 if (!value(i, QStringLiteral("--tab"), &v)) return false;
                 if (v != QLatin1String("histogram") && v != QLatin1String("values") && v != QLatin1String("image")) {

@@ -18,7 +18,7 @@ int exitStatusOf(InputProblem problem);
 
 /// The command line: `opscope [MODEL|sample:NAME] [--break NODE[:before|:after]]… [--break-on COND]…
 /// [--run | --train-step] [--screenshot FILE.png] [--quit] [--fresh] [--tab histogram|values|image]
-/// [--input NAME=ones|zeros|uniform|normal|FILE.npy|IMAGE[:invert]|draw:IMAGE]…`.
+/// [--input NAME=ones|zeros|uniform|normal|FILE.npy|IMAGE[:invert]|draw:IMAGE]… [--compare SPEC]`.
 struct AppOptions {
     QString model; ///< empty: the saved last model, else the default sample
     std::vector<debug::Breakpoint> breakpoints; ///< from --break and --break-on
@@ -31,6 +31,9 @@ struct AppOptions {
     bool fresh = false; ///< ignore saved layout, breakpoints and inputs
     QStringList inputs; ///< --input NAME=SOURCE, applied to the first model
     QString tab; ///< the inspector's tab at a pause: "histogram", "values" or "image" (empty: as left)
+    /// --compare KEY=VALUE,…: compare the first model with run B (gui/compare/compare_dialog.h) once
+    /// it is loaded; the screenshot waits for the comparison.
+    QString compare;
     bool explicitBreakpoints() const { return !breakpoints.empty(); }
 };
 

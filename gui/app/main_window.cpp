@@ -305,6 +305,8 @@ void MainWindow::buildMenus()
     debugMenu->addAction(action(Action::BreakOnNan));
     debugMenu->addAction(tr("Remove All Breakpoints"), this, [this] { m_breakpoints->clear(); });
     debugMenu->addSeparator();
+    buildCompare(debugMenu);
+    debugMenu->addSeparator();
     QMenu* recordMenu = debugMenu->addMenu(tr("&Record"));
     m_recordGroup = new QActionGroup(this);
     const std::pair<QString, debug::RecordLevel> levels[] = {

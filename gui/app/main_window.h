@@ -1,6 +1,7 @@
 #pragma once
 
 #include "gui/app/app_options.h"
+#include "gui/session/compare_runner.h"
 #include "gui/session/session_controller.h"
 
 #include <QMainWindow>
@@ -16,6 +17,8 @@ namespace opscope::gui {
 
 class BreakpointModel;
 class BreakpointsPanel;
+class CompareBar;
+class CompareView;
 class DockLayouts;
 class GraphPanel;
 class InputPanel;
@@ -77,6 +80,18 @@ public:
     };
     QAction* action(Action a) const;
 
+    /// Compares run A (the loaded model on the Model panel's inputs) with run B on worker threads;
+    /// the graph is coloured and the Compare dock filled when it is done. False (and a message)
+    /// when the inputs cannot be made.
+    bool startCompare(const CompareSpec& spec);
+    /// The comparison shown (null when none).
+    CompareResultPtr comparison() const { return m_compare; }
+    CompareRunner* compareRunner() const { return m_compareRunner; }
+    CompareBar* compareBar() const { return m_compareBar; }
+    CompareView* compareView() const { return m_compareView; }
+    /// Ends the comparison: the graph's colours, the bar and the dock's content go.
+    void clearCompare();
+
     /// Saves the window as a PNG (the --screenshot image). False with `error` set on failure.
     bool saveScreenshot(const QString& path, QString* error = nullptr);
 
@@ -133,6 +148,13 @@ private:
     void rebuildRecentMenu();
     QString modelKey() const;
 
+    // Comparisons (main_window_compare.cpp).
+    void buildCompare(QMenu* debugMenu);
+    void openCompareDialog();
+    void onCompareFinished(CompareResultPtr result);
+    void recolourCompare();
+    void showCompareFor(const QString& node);
+
     // Scripting (--run, --screenshot, --quit).
     void scriptCheckpoint(bool paused);
     void finishScript(int status);
@@ -166,6 +188,12 @@ private:
     std::shared_ptr<const Graph> m_checkedGraph; // the session's graph last looked at, and whether it
     bool m_checkedIsTraining = false; // is a training step's
     DockLayouts* m_layouts = nullptr;
+    CompareRunner* m_compareRunner = nullptr;
+    CompareBar* m_compareBar = nullptr;
+    CompareView* m_compareView = nullptr;
+    QDockWidget* m_compareDock = nullptr;
+    CompareResultPtr m_compare;
+    CompareSpec m_compareSpec; // the last one asked for (the dialog starts from it)
 };
 
 } // namespace opscope::gui

@@ -2,6 +2,8 @@
 // command line's input options applied) and a model that failed to load.
 
 #include "gui/app/main_window.h"
+
+#include "gui/compare/compare_dialog.h"
 #include "gui/graph/graph_model.h"
 #include "gui/graph/graph_panel.h"
 #include "gui/inputs/drawing_pad.h"
@@ -105,6 +107,11 @@ void MainWindow::onModelLoaded(ModelInfoPtr model)
         // with the message is saved (--screenshot), then it exits with the status.
         scriptCheckpoint(false);
         return;
+    }
+    if (first && !m_options.compare.isEmpty()) {
+        CompareSpec spec;
+        QString error;
+        if (parseCompareSpec(m_options.compare, &spec, &error)) startCompare(spec);
     }
     if (first && m_options.trainStep) {
         if (!m_train->debugSteps(1, false)) {

@@ -391,9 +391,11 @@ void MainWindow::scriptCheckpoint(bool paused)
     auto tries = std::make_shared<int>(0);
     timer->setInterval(50);
     connect(timer, &QTimer::timeout, this, [this, timer, tries] {
+        const bool comparing = m_compareRunner->isRunning();
         const bool busy = m_graph->view()->isLayoutPending() || m_inspector->isComputing()
-            || m_inspector->featureMapView()->isRendering();
-        if (busy && ++*tries < 200) return;
+            || m_inspector->featureMapView()->isRendering() || comparing;
+        // A comparison records two runs: it may take a while on a large model.
+        if (busy && ++*tries < (comparing ? 2400 : 200)) return;
         timer->stop();
         timer->deleteLater();
         int status = m_exitStatus;

@@ -39,6 +39,9 @@ void GraphModel::setGraph(std::shared_ptr<const Graph> graph, std::vector<Shape>
     m_fusion.clear();
     m_marks.assign(m_graph->nodes().size(), NodeMarks {});
     m_pausedId = -1;
+    m_compared = false;
+    m_divergence.clear();
+    m_firstDivergent = -1;
     m_marksDirty = false;
     buildIndex();
     m_tree.build(*m_graph, m_parameter);
@@ -72,6 +75,9 @@ void GraphModel::clear()
     m_nodeItem.clear();
     m_marks.clear();
     m_pausedId = -1;
+    m_compared = false;
+    m_divergence.clear();
+    m_firstDivergent = -1;
     m_marksDirty = false;
     emit graphChanged();
     emit structureChanged();
@@ -320,6 +326,13 @@ NodeMarks GraphModel::marks(const QString& key) const
             all = all && m.executed;
         }
         out.executed = all;
+        if (m_compared) {
+            out.compared = true;
+            for (uint32_t id : b->ops)
+                if (id < m_divergence.size()) out.divergence = std::max(out.divergence, m_divergence[id]);
+            out.firstDivergent = m_firstDivergent >= 0
+                && std::find(b->ops.begin(), b->ops.end(), static_cast<uint32_t>(m_firstDivergent)) != b->ops.end();
+        }
         if (m_pausedId >= 0) {
             const QString& pausedPath = m_tree.pathOf(static_cast<uint32_t>(m_pausedId));
             out.paused = pausedPath == path || pausedPath.startsWith(path + QLatin1Char('/'));
@@ -332,7 +345,31 @@ NodeMarks GraphModel::marks(const QString& key) const
     if (id < 0 || static_cast<size_t>(id) >= m_marks.size()) return out;
     out = m_marks[static_cast<size_t>(id)];
     out.paused = id == m_pausedId;
+    if (m_compared) {
+        out.compared = true;
+        out.divergence = static_cast<size_t>(id) < m_divergence.size() ? m_divergence[static_cast<size_t>(id)] : -1.0f;
+        out.firstDivergent = id == m_firstDivergent;
+    }
     return out;
+}
+
+void GraphModel::setDivergence(std::vector<float> severityByNode, int firstDivergent)
+{
+    m_compared = true;
+    m_divergence = std::move(severityByNode);
+    m_firstDivergent = firstDivergent;
+    if (firstDivergent >= 0 && static_cast<size_t>(firstDivergent) < m_keys.size())
+        expandToShow(QString::fromStdString(m_graph->node(static_cast<uint32_t>(firstDivergent)).name));
+    emitMarksChanged();
+}
+
+void GraphModel::clearDivergence()
+{
+    if (!m_compared) return;
+    m_compared = false;
+    m_divergence.clear();
+    m_firstDivergent = -1;
+    emitMarksChanged();
 }
 
 QStringList GraphModel::find(const QString& text) const

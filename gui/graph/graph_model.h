@@ -55,6 +55,11 @@ struct NodeMarks {
     bool executed = false;
     bool nanInf = false;
     bool paused = false;
+    /// A comparison is shown (GraphModel::setDivergence): the card is coloured by `divergence`, a
+    /// severity in [0, 1] (a block: its worst op), or grey where < 0 (nothing of it compared).
+    bool compared = false;
+    float divergence = -1;
+    bool firstDivergent = false; ///< where the compared runs part ways (a block: it holds that op)
 };
 
 /// What the graph view shows, independent of any view (usable headless): which blocks are expanded,
@@ -142,6 +147,12 @@ public:
     /// executed when all are, any NaN/Inf, paused when the paused node is inside.
     NodeMarks marks(const QString& key) const;
 
+    /// Colours the ops by divergence: a severity in [0, 1] per node id (< 0: not compared), and the
+    /// first divergent node (-1: none). Cleared by setGraph() and clearDivergence().
+    void setDivergence(std::vector<float> severityByNode, int firstDivergent);
+    void clearDivergence();
+    bool hasDivergence() const { return m_compared; }
+
     /// Node names (ops and variables) whose name, or operator for ops, contains `text`
     /// (case-insensitive): the ops in graph order, then the variables (inputs, parameters).
     QStringList find(const QString& text) const;
@@ -190,6 +201,9 @@ private:
 
     std::vector<NodeMarks> m_marks;
     int m_pausedId = -1;
+    bool m_compared = false;
+    std::vector<float> m_divergence;
+    int m_firstDivergent = -1;
     int m_markUpdateDepth = 0;
     bool m_marksDirty = false;
 };

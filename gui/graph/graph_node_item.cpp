@@ -115,7 +115,9 @@ void GraphNodeItem::paintCard(QPainter* painter, const QRectF& card, const NodeM
     QPainterPath outline;
     outline.addRoundedRect(card, r, r);
     painter->setPen(Qt::NoPen);
-    painter->setBrush(GraphStyle::fillColor(m_item));
+    // A comparison colours ops and blocks by their divergence (variables keep their fill).
+    const bool tinted = marks.compared && !m_item.parameter && m_item.kind != GraphItemKind::Variable;
+    painter->setBrush(tinted ? GraphStyle::divergenceColor(marks.divergence) : GraphStyle::fillColor(m_item));
     painter->drawPath(outline);
 
     if (GraphStyle::hasGutter(m_item)) {
@@ -153,6 +155,10 @@ void GraphNodeItem::paintCard(QPainter* painter, const QRectF& card, const NodeM
         painter->drawRoundedRect(card, r, r);
         border = GraphStyle::selectionColor();
         width = 2.0;
+    }
+    if (marks.firstDivergent) {
+        border = GraphStyle::firstDivergentColor();
+        width = 3.0;
     }
     if (marks.paused) {
         border = GraphStyle::pausedColor();
@@ -196,6 +202,15 @@ void GraphNodeItem::paintMarks(QPainter* painter, const QRectF& card, const Node
         painter->setFont(GraphStyle::font(GraphStyle::Role::Badge));
         painter->setPen(GraphStyle::textColor(GraphStyle::Role::Badge));
         painter->drawText(badge, Qt::AlignCenter, QStringLiteral("NaN"));
+    } else if (marks.firstDivergent) {
+        // Where the compared runs part ways.
+        const QRectF badge = GraphStyle::nanBadgeRect(m_item, m_size).adjusted(-4, 0, 0, 0);
+        painter->setPen(QPen(Qt::white, 1.2));
+        painter->setBrush(GraphStyle::firstDivergentColor());
+        painter->drawRoundedRect(badge, 7, 7);
+        painter->setFont(GraphStyle::font(GraphStyle::Role::Badge));
+        painter->setPen(GraphStyle::textColor(GraphStyle::Role::Badge));
+        painter->drawText(badge, Qt::AlignCenter, QStringLiteral("1st"));
     } else if (marks.executed) {
         // A small tick in the space kept free right of the title (NaN/Inf implies executed).
         const QPointF o(card.right() - 15, card.top() + 6);

@@ -129,6 +129,20 @@ QColor GraphStyle::borderColor(const GraphItem& item)
     return familyColor(item.family).lighter(115);
 }
 
+QColor GraphStyle::divergenceColor(double severity)
+{
+    if (!(severity >= 0)) return QColor(0xd0, 0xd3, 0xd8);
+    const double t = std::min(severity, 1.0);
+    // Two straight segments: green -> yellow -> red, light enough for the card's text.
+    const QColor green(0x9b, 0xd7, 0x9e), yellow(0xff, 0xe0, 0x82), red(0xef, 0x7a, 0x72);
+    const QColor& from = t < 0.5 ? green : yellow;
+    const QColor& to = t < 0.5 ? yellow : red;
+    const double u = t < 0.5 ? t * 2 : (t - 0.5) * 2;
+    return QColor::fromRgbF(static_cast<float>(from.redF() + (to.redF() - from.redF()) * u),
+        static_cast<float>(from.greenF() + (to.greenF() - from.greenF()) * u),
+        static_cast<float>(from.blueF() + (to.blueF() - from.blueF()) * u));
+}
+
 QColor GraphStyle::fillColor(const GraphItem& item)
 {
     if (item.parameter) return QColor(0xf4, 0xf5, 0xf6);

@@ -48,6 +48,10 @@ public:
     static QColor clusterBorder() { return QColor(0xc3, 0xc9, 0xd2); }
     /// The frame around nodes that run fused when nothing watches them.
     static QColor fusionColor() { return QColor(0x8e, 0x5c, 0xd9); }
+    /// A comparison's colours: green (agree) through yellow to red (severity 1); grey where nothing
+    /// was compared (severity < 0); magenta marks the first divergent node.
+    static QColor divergenceColor(double severity);
+    static QColor firstDivergentColor() { return QColor(0xd5, 0x00, 0xf9); }
     static QColor borderColor(const GraphItem& item);
     static QColor fillColor(const GraphItem& item);
 

@@ -1,0 +1,153 @@
+#include "gui/session/compare_runner.h"
+
+#include "debug/compare_sources.h"
+#include "load/model_loader.h"
+
+#include <chrono>
+#include <future>
+
+#include <QCoreApplication>
+#include <QElapsedTimer>
+#include <QFileInfo>
+#include <QFutureWatcher>
+#include <QtConcurrent/QtConcurrent>
+
+namespace opscope::gui {
+
+QString CompareSpec::describeB() const
+{
+    QStringList parts;
+    switch (source) {
+    case Source::OtherModel:
+        parts << QFileInfo(modelB).fileName();
+        break;
+    case Source::Saved:
+        parts << QStringLiteral("saved run %1").arg(QFileInfo(savedB).fileName());
+        break;
+    case Source::SameModel:
+        break;
+    }
+    if (!paramsB.isEmpty()) parts << QFileInfo(paramsB).fileName();
+    if (source != Source::Saved) {
+        if (kernelsB == KernelKind::Reference) parts << QStringLiteral("reference kernels");
+        if (kernelsB == KernelKind::Dnnl) parts << QStringLiteral("oneDNN kernels");
+        for (const PrecisionRule& r : precisionB)
+            parts << QStringLiteral("%1 on %2")
+                         .arg(QString::fromLatin1(precisionName(r.precision)),
+                             r.target == "all" ? QStringLiteral("all nodes") : QString::fromStdString(r.target));
+    }
+    if (!mapFile.isEmpty()) parts << QStringLiteral("names by %1").arg(QFileInfo(mapFile).fileName());
+    return parts.isEmpty() ? QStringLiteral("the same run again") : parts.join(QStringLiteral(", "));
+}
+
+CompareRunner::CompareRunner(QObject* parent)
+    : QObject(parent)
+{
+    qRegisterMetaType<CompareResultPtr>();
+}
+
+CompareRunner::~CompareRunner()
+{
+    for (QFuture<void>& f : m_jobs)
+        f.waitForFinished();
+}
+
+namespace {
+std::vector<Tensor> inputsFor(const load::LoadedModel& m, const std::vector<Tensor>& inputs)
+{
+    std::vector<Tensor> own;
+    for (const Tensor& t : inputs)
+        own.push_back(t.copy()); // the session's run may read the window's tensors meanwhile
+    return load::withLabels(m, std::move(own));
+}
+}
+
+CompareResultPtr CompareRunner::compute(
+    const QString& modelA, const QString& paramsA, const std::vector<Tensor>& inputs, const CompareSpec& spec)
+{
+    QElapsedTimer clock;
+    clock.start();
+    auto result = std::make_shared<CompareResult>();
+    result->spec = spec;
+    result->modelA = modelA;
+    load::LoadedModel a = load::loadModel(modelA.toStdString(), paramsA.toStdString(), 0);
+    // Run B on a thread of its own while A runs here (a saved run B is read after A: it is
+    // matched by A's names).
+    std::future<std::shared_ptr<const Graph>> futureB;
+    if (spec.source != CompareSpec::Source::Saved) {
+        const std::string modelB = spec.source == CompareSpec::Source::OtherModel ? spec.modelB.toStdString() : modelA.toStdString();
+        const std::string paramsB = !spec.paramsB.isEmpty() ? spec.paramsB.toStdString()
+            : spec.source == CompareSpec::Source::SameModel ? paramsA.toStdString()
+                                                            : std::string();
+        futureB = std::async(std::launch::async, [modelB, paramsB, &inputs, &spec, &result] {
+            load::LoadedModel b = load::loadModel(modelB, paramsB, 0);
+            return debug::recordBlockRun(*b.block, inputsFor(b, inputs), spec.kernelsB, spec.precisionB, result->b);
+        });
+    }
+    try {
+        result->graph = debug::recordBlockRun(*a.block, inputsFor(a, inputs), KernelKind::Auto, {}, result->a);
+    } catch (...) {
+        if (futureB.valid()) futureB.wait();
+        throw;
+    }
+    if (futureB.valid()) {
+        futureB.get();
+    } else {
+        const std::string saved = spec.savedB.toStdString();
+        result->b = QFileInfo(spec.savedB).isDir() ? debug::readDumpFolder(saved, result->a) : debug::readNpzRun(saved);
+    }
+    if (!spec.mapFile.isEmpty())
+        result->b = debug::renamed(
+            std::move(result->b), debug::readNameMap(spec.mapFile.toStdString(), *result->graph, result->a));
+    result->comparison = debug::compareRuns(*result->graph, result->a, result->b, spec.tol);
+    result->elapsedMs = clock.elapsed();
+    return result;
+}
+
+void CompareRunner::start(const QString& modelA, const QString& paramsA, std::vector<Tensor> inputs, const CompareSpec& spec)
+{
+    const quint64 generation = ++m_generation;
+    ++m_running;
+    Q_EMIT started();
+    struct Outcome {
+        CompareResultPtr result;
+        QString error;
+    };
+    auto* watcher = new QFutureWatcher<Outcome>(this);
+    connect(watcher, &QFutureWatcher<Outcome>::finished, this, [this, watcher, generation] {
+        watcher->deleteLater();
+        --m_running;
+        if (generation != m_generation) return; // superseded
+        const Outcome o = watcher->result();
+        if (o.result)
+            Q_EMIT finished(o.result);
+        else
+            Q_EMIT failed(o.error);
+    });
+    QFuture<Outcome> job = QtConcurrent::run([modelA, paramsA, inputs = std::move(inputs), spec]() -> Outcome {
+        try {
+            return { compute(modelA, paramsA, inputs, spec), {} };
+        } catch (const std::bad_alloc&) {
+            return { nullptr, QStringLiteral("out of memory comparing the runs") };
+        } catch (const std::exception& e) {
+            return { nullptr, QString::fromStdString(e.what()) };
+        }
+    });
+    m_jobs.erase(std::remove_if(m_jobs.begin(), m_jobs.end(), [](const QFuture<void>& f) { return f.isFinished(); }),
+        m_jobs.end());
+    m_jobs.append(QFuture<void>(job));
+    watcher->setFuture(job);
+}
+
+bool CompareRunner::waitForIdle(int timeoutMs)
+{
+    QElapsedTimer t;
+    t.start();
+    while (m_running > 0 && t.elapsed() < timeoutMs) {
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+        QThread::msleep(2);
+    }
+    return m_running == 0;
+}
+
+} // namespace opscope::gui
