@@ -1,8 +1,12 @@
 #include "debug/compare.h"
 
+#include "debug/compare_kernel.h"
+
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <set>
+#include <thread>
 
 namespace opscope::debug {
 
@@ -44,7 +48,17 @@ TensorDiff compareTensors(const std::string& name, const TensorView& a, const Te
         sumAB += x * y;
         sumD2 += diff * diff;
     };
-    if (a.dtype() == DType::Float32 && b.dtype() == DType::Float32) {
+    PairSums fast;
+    if (a.dtype() == DType::Float32 && b.dtype() == DType::Float32
+        && finitePairSums(a.data(), b.data(), n, tol.atol, tol.rtol, fast)) {
+        sumA2 = fast.sumA2;
+        sumB2 = fast.sumB2;
+        sumAB = fast.sumAB;
+        sumD2 = fast.sumD2;
+        d.maxAbs = fast.maxAbs;
+        d.maxRel = fast.maxRel;
+        beyond = fast.beyond;
+    } else if (a.dtype() == DType::Float32 && b.dtype() == DType::Float32) {
         const float* pa = a.data();
         const float* pb = b.data();
         for (int64_t i = 0; i < n; ++i)
@@ -190,15 +204,35 @@ Comparison compareRuns(const Graph& graph, const RecordedRun& a, const RecordedR
 {
     Comparison c;
     std::map<std::string, size_t> index;
+    std::vector<std::pair<const Tensor*, const Tensor*>> pairs;
+    int64_t elements = 0;
     for (const std::string& name : a.order) {
         auto it = b.tensors.find(name);
         if (it == b.tensors.end()) {
             c.onlyA.push_back(name);
             continue;
         }
-        index[name] = c.diffs.size();
-        c.diffs.push_back(compareTensors(name, a.tensors.at(name).view(), it->second.view(), tol));
+        index[name] = pairs.size();
+        pairs.emplace_back(&a.tensors.at(name), &it->second);
+        elements += it->second.size();
     }
+    // The pairs are independent: both cores take them in turn when there is enough to share.
+    c.diffs.resize(pairs.size());
+    std::atomic<size_t> next { 0 };
+    auto work = [&] {
+        for (size_t i = next++; i < pairs.size(); i = next++)
+            c.diffs[i] = compareTensors(std::string(), pairs[i].first->view(),
+                pairs[i].second->view(), tol);
+    };
+    if (elements >= (1 << 20) && std::thread::hardware_concurrency() > 1) {
+        std::thread helper(work);
+        work();
+        helper.join();
+    } else {
+        work();
+    }
+    for (const auto& [name, i] : index)
+        c.diffs[i].name = name;
     for (const std::string& name : b.order)
         if (!a.tensors.count(name)) c.onlyB.push_back(name);
     auto diverged = [&](const std::string& name) {

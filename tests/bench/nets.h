@@ -104,6 +104,37 @@ inline std::shared_ptr<Graph> resnet18()
     return b.finish(b.fc("fc1", x, 1000));
 }
 
+/// ResNet-50 v1: bottleneck units (1×1, 3×3, 1×1 ×4) of 3, 4, 6, 3, stride on the 3×3 (v1.5, as
+/// torchvision's), BatchNorm after every convolution.
+inline std::shared_ptr<Graph> resnet50()
+{
+    NetBuilder b;
+    NodeEntry x = b.var("data");
+    x = b.relu("relu0", b.bn("bn0", b.conv("conv0", x, 64, 7, 2, 3)));
+    x = b.op("Pooling", "pool0", { { "kernel", "(3, 3)" }, { "stride", "(2, 2)" }, { "pad", "(1, 1)" } }, { x });
+    int channels = 64;
+    const int widths[] = { 64, 128, 256, 512 };
+    const int units[] = { 3, 4, 6, 3 };
+    for (int stage = 0; stage < 4; ++stage) {
+        for (int unit = 0; unit < units[stage]; ++unit) {
+            const std::string p = "stage" + std::to_string(stage + 1) + "_unit" + std::to_string(unit + 1);
+            const int w = widths[stage], out = 4 * w;
+            const int stride = (unit == 0 && stage > 0) ? 2 : 1;
+            NodeEntry y = b.relu(p + "_relu1", b.bn(p + "_bn1", b.conv(p + "_conv1", x, w, 1, 1, 0)));
+            y = b.relu(p + "_relu2", b.bn(p + "_bn2", b.conv(p + "_conv2", y, w, 3, stride, 1)));
+            y = b.bn(p + "_bn3", b.conv(p + "_conv3", y, out, 1, 1, 0));
+            NodeEntry shortcut = x;
+            if (stride != 1 || channels != out)
+                shortcut = b.bn(p + "_sc_bn", b.conv(p + "_sc", x, out, 1, stride, 0));
+            x = b.relu(p + "_relu3", b.op("elemwise_add", p + "_add", {}, { y, shortcut }));
+            channels = out;
+        }
+    }
+    x = b.op("Pooling", "pool1", { { "global_pool", "True" }, { "kernel", "(7, 7)" }, { "pool_type", "avg" } }, { x });
+    x = b.op("Flatten", "flatten0", {}, { x });
+    return b.finish(b.fc("fc1", x, 1000));
+}
+
 /// Random variables for a graph: data uniform in [0, 1), parameters normal(0, 0.05), moving
 /// variances 1. Shapes from inference with the data shape given.
 inline std::vector<Tensor> randomVariables(const Graph& g, const Shape& data, uint64_t seed = 1)

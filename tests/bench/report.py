@@ -3,8 +3,9 @@
 
 Every figure is a ratio or a difference between benchmarks of the same run, so a noisy machine
 moves all of them together. Usage: tests/bench/report.py [BUILD_DIR] [--only SECTION] (BUILD_DIR
-default: build). With --only train, only the "Training step" section is measured and replaced in
-place in docs/BENCHMARKS.md (appended when missing); the other sections are left as they are."""
+default: build). With --only train (or compare), only the "Training step" (or "Comparing two runs")
+section is measured and replaced in place in docs/BENCHMARKS.md (appended when missing); the other
+sections are left as they are."""
 import argparse
 import datetime
 import json
@@ -16,7 +17,7 @@ import sys
 root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
 ap.add_argument("build", nargs="?", default=os.path.join(root, "build"), help="build directory (default: build)")
-ap.add_argument("--only", choices=["train"], help="measure and replace only this section")
+ap.add_argument("--only", choices=["train", "compare"], help="measure and replace only this section")
 args = ap.parse_args()
 bindir = os.path.join(args.build, "bin")
 TRAIN_THREADS = (1, 2)  # OMP_NUM_THREADS for bench_train and torch.set_num_threads for PyTorch
@@ -261,9 +262,32 @@ def train_section():
     return sec
 
 
+def compare_section():
+    cb = run("bench_compare", env=threads_env(1))
+    if not cb:
+        return []
+    rec, cmp, job = (cb["BM_RecordedRun/min_time:3.000/real_time"], cb["BM_CompareRecordedRuns/min_time:3.000/real_time"],
+                     cb["BM_CompareJob/min_time:3.000/real_time"])
+    one = cb["BM_CompareTensors/real_time"]
+    return ["## Comparing two runs", "",
+            "ResNet-50 v1 at batch 1 (tests/bench/bench_compare.cpp, one kernel thread, at least 3 s each): a run with every "
+            "op's inputs and outputs recorded (what `diff` and Debug ▸ Compare… run for A and for B), the comparison of "
+            "two such runs with every tensor matched (%d tensors, %.0f M elements: the metrics are one vectorised pass "
+            "over both tensors, the tensors shared between both cores), and the window's whole job (A and B recorded at "
+            "the same time on two threads, then compared):" % (cmp["tensors"], cmp["Melements"]), "",
+            "| | ms | vs one recorded run |", "|---|---|---|",
+            "| one recorded run | %.1f | 1.00× |" % (ns(rec) / 1e6),
+            "| comparing two recorded runs | %.1f | %.2f× |" % (ns(cmp) / 1e6, ns(cmp) / ns(rec)),
+            "| the whole job: A and B recorded at once, then compared | %.1f | %.2f× |" % (ns(job) / 1e6, ns(job) / ns(rec)),
+            "",
+            "The metrics of one pair of 16 M-float tensors take %.1f ms (%.1f GB/s of both tensors read)." % (
+                ns(one) / 1e6, one["bytes_per_second"] / 1e9), ""]
+
+
 out = os.path.join(root, "docs", "BENCHMARKS.md")
 os.makedirs(os.path.dirname(out), exist_ok=True)
 train = train_section() if want("train") else []
+compare = compare_section() if want("compare") else []
 # Sections other scripts write (tests/bench/compare_ort.py) are kept as they are.
 KEPT = ("## Against ONNX Runtime", "## Where the time goes: ResNet-50")
 
@@ -284,24 +308,26 @@ def kept_sections(path):
 
 if args.only is None:
     lines += train
+    lines += compare
     lines += kept_sections(out)
     with open(out, "w") as f:
         f.write("\n".join(lines) + "\n")
-elif train:
+elif train or compare:
     # Replace the section (up to the next "## " heading) in place, or append it.
     with open(out) as f:
         doc = f.read().split("\n")
-    heading = train[0]
+    section = train or compare
+    heading = section[0]
     if heading in doc:
         start = doc.index(heading)
         end = next((i for i in range(start + 1, len(doc)) if doc[i].startswith("## ")), len(doc))
-        doc[start:end] = train
+        doc[start:end] = section
     else:
         while doc and doc[-1] == "":
             doc.pop()
-        doc += [""] + train
+        doc += [""] + section
     with open(out, "w") as f:
         f.write("\n".join(doc).rstrip("\n") + "\n")
 else:
-    sys.exit("bench_train not found in " + bindir)
+    sys.exit("bench_%s not found in %s" % (args.only, bindir))
 print("wrote", out)
