@@ -12,6 +12,7 @@
 #include "gui/graph/graph_panel.h"
 #include "gui/graph/graph_view.h"
 #include "gui/inputs/input_panel.h"
+#include "gui/panels/run_record_panel.h"
 #include "gui/tensor/tensor_inspector.h"
 
 #include <QAction>
@@ -59,6 +60,12 @@ void MainWindow::buildCompare(QMenu* debugMenu)
         showCompareFor(node);
     });
     connect(m_graph->view(), &GraphView::nodeSelected, this, [this](const QString& node) { showCompareFor(node); });
+    connect(m_graph->view(), &GraphView::precisionCompareRequested, this, [this](const QString& target, bool bf16) {
+        CompareSpec spec;
+        spec.tol = m_compareSpec.tol;
+        spec.precisionB = { { target.toStdString(), bf16 ? Precision::BFloat16 : Precision::Float16 } };
+        startCompare(spec);
+    });
     connect(m_inspector, &TensorInspector::currentTensorChanged, this, [this](const QString& name) {
         if (m_compare && !name.isEmpty()) m_compareView->showTensor(name);
     });
@@ -117,6 +124,16 @@ void MainWindow::onCompareFinished(CompareResultPtr result)
         static_cast<int>(c.onlyA.size() + c.onlyB.size()), first, top1);
     m_compareBar->show();
     recolourCompare();
+    // The run record's divergence columns: each node's first output.
+    std::map<std::string, RunRecordModel::NodeDiff> byNode;
+    const Graph& g = *result->graph;
+    for (uint32_t id = 0; id < g.size(); ++id) {
+        if (g.node(id).isVariable()) continue;
+        if (const debug::TensorDiff* d = c.find(g.outputName({ id, 0, 0 })))
+            byNode[g.node(id).name] = { debug::metricOf(*d, debug::Metric::RelL2), debug::metricOf(*d, debug::Metric::Sqnr),
+                d->diverges };
+    }
+    m_record->setDivergence(std::move(byNode));
     if (!m_compareDock->isVisible()) {
         // In the inspector's place, at its width.
         QDockWidget* inspector = findChild<QDockWidget*>(QStringLiteral("inspectorDock"));
@@ -195,6 +212,7 @@ void MainWindow::clearCompare()
     m_compareView->clear(tr("No comparison. Debug ▸ Compare… runs the model again as B and compares every tensor."));
     m_compare.reset();
     m_graph->model()->clearDivergence();
+    m_record->setDivergence({});
     m_compareBar->hide();
 }
 

@@ -6,6 +6,7 @@
 #include <QApplication>
 #include <QClipboard>
 #include <QMenu>
+#include <QObject>
 
 namespace opscope::gui {
 
@@ -32,6 +33,18 @@ void GraphContextMenu::fill(QMenu* menu, GraphView* view, const QPoint& viewport
                 [view, name] { emit view->breakpointConditionRequested(name); });
             menu->addSeparator();
             add(QStringLiteral("Run to Here"), [view, name] { emit view->runToRequested(name); });
+            menu->addSeparator();
+            // "Is float16 safe here?": compare the model with itself, this node (or every node of
+            // its operator) computing in reduced precision.
+            QMenu* precision = menu->addMenu(QStringLiteral("Compare in Reduced Precision"));
+            const QString op = item.title;
+            for (const bool bf16 : { false, true }) {
+                const QString type = bf16 ? QStringLiteral("bfloat16") : QStringLiteral("float16");
+                QObject::connect(precision->addAction(QStringLiteral("This Node in %1").arg(type)), &QAction::triggered,
+                    view, [view, name, bf16] { emit view->precisionCompareRequested(name, bf16); });
+                QObject::connect(precision->addAction(QStringLiteral("Every %1 in %2").arg(op, type)), &QAction::triggered,
+                    view, [view, op, bf16] { emit view->precisionCompareRequested(op, bf16); });
+            }
             menu->addSeparator();
         }
         if (item.kind == GraphItemKind::Block)

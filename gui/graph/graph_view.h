@@ -81,6 +81,9 @@ signals:
     void breakpointToggleRequested(const QString& nodeName, opscope::OpPhase phase);
     void breakpointConditionRequested(const QString& nodeName);
     void runToRequested(const QString& nodeName);
+    /// Compare the model with itself with `target` (a node or an operator's name) computing in
+    /// float16, or bfloat16 when `bf16`.
+    void precisionCompareRequested(const QString& target, bool bf16);
     /// A scene was built from a finished layout (also after a failed one).
     void layoutFinished();
 

@@ -72,6 +72,16 @@ QVariant RunRecordModel::data(const QModelIndex& index, int role) const
         case NanInf:
             if (!s) return QString();
             return hasNanInf(index.row()) ? QStringLiteral("NaN/Inf") : QString();
+        case RelL2:
+            if (const NodeDiff* d = divergenceOf(op)) return formatCompact(d->relL2);
+            return QString();
+        case Sqnr:
+            if (const NodeDiff* d = divergenceOf(op))
+                return std::isinf(d->sqnrDb) ? QStringLiteral("∞") : QString::number(d->sqnrDb, 'f', 1);
+            return QString();
+        case Diverges:
+            if (const NodeDiff* d = divergenceOf(op)) return d->diverges ? QStringLiteral("diverges") : QString();
+            return QString();
         }
     }
     if (role == kSortRole) {
@@ -90,13 +100,25 @@ QVariant RunRecordModel::data(const QModelIndex& index, int role) const
             return hasNanInf(index.row()) ? 1 : 0;
         case Shape:
             return op.outputShapes.empty() ? 0LL : static_cast<qlonglong>(op.outputShapes.front().size());
+        // Not compared sorts below everything compared.
+        case RelL2:
+            if (const NodeDiff* d = divergenceOf(op)) return std::isinf(d->relL2) ? HUGE_VAL : d->relL2;
+            return -1.0;
+        case Sqnr:
+            // Ascending SQNR puts the worst first, as ascending relative L2 puts the best first.
+            if (const NodeDiff* d = divergenceOf(op)) return std::isinf(d->sqnrDb) ? 1e300 : d->sqnrDb;
+            return 2e300;
+        case Diverges:
+            if (const NodeDiff* d = divergenceOf(op)) return d->diverges ? 1 : 0;
+            return -1;
         default:
             return data(index, Qt::DisplayRole);
         }
     }
-    if (role == Qt::TextAlignmentRole && (col == Order || col == Time || col == Min || col == Max || col == Mean))
+    if (role == Qt::TextAlignmentRole
+        && (col == Order || col == Time || col == Min || col == Max || col == Mean || col == RelL2 || col == Sqnr))
         return QVariant(Qt::AlignRight | Qt::AlignVCenter);
-    if (role == Qt::ForegroundRole && col == NanInf) return QBrush(QColor(200, 30, 30));
+    if (role == Qt::ForegroundRole && (col == NanInf || col == Diverges)) return QBrush(QColor(200, 30, 30));
     // The ops whose output has NaN or Inf stand out of a long record.
     if (role == Qt::BackgroundRole && hasNanInf(index.row())) return QBrush(QColor(253, 224, 224));
     if (role == Qt::FontRole && col == NanInf && hasNanInf(index.row())) {
@@ -152,10 +174,23 @@ QString RunRecordModel::timeToolTip(const debug::OpRecord& op)
     return lines.join(QLatin1Char('\n'));
 }
 
+void RunRecordModel::setDivergence(std::map<std::string, NodeDiff> byNode)
+{
+    m_divergence = std::move(byNode);
+    if (rowCount() > 0) Q_EMIT dataChanged(index(0, RelL2), index(rowCount() - 1, Diverges));
+}
+
+const RunRecordModel::NodeDiff* RunRecordModel::divergenceOf(const debug::OpRecord& op) const
+{
+    const auto it = m_divergence.find(op.node);
+    return it == m_divergence.end() ? nullptr : &it->second;
+}
+
 QVariant RunRecordModel::headerData(int section, Qt::Orientation o, int role) const
 {
     if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
-    static const char* names[] = { "#", "Node", "Operator", "Time (µs)", "Output", "Min", "Max", "Mean", "NaN/Inf" };
+    static const char* names[]
+        = { "#", "Node", "Operator", "Time (µs)", "Output", "Min", "Max", "Mean", "NaN/Inf", "A↔B rel L2", "SQNR dB", "A↔B" };
     return section >= 0 && section < ColumnCount ? QString::fromUtf8(names[section]) : QVariant();
 }
 

@@ -2,7 +2,9 @@
 
 #include "debug/run_record.h"
 
+#include <map>
 #include <memory>
+#include <string>
 
 #include <QAbstractTableModel>
 #include <QSortFilterProxyModel>
@@ -15,7 +17,18 @@ namespace opscope::gui {
 class RunRecordModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { Order, Node, Operator, Time, Shape, Min, Max, Mean, NanInf, ColumnCount };
+    enum Column { Order, Node, Operator, Time, Shape, Min, Max, Mean, NanInf, RelL2, Sqnr, Diverges, ColumnCount };
+    /// The divergence columns (RelL2 … Diverges) are empty (and the panel hides them) unless a
+    /// comparison is set.
+    static constexpr int kFirstCompareColumn = RelL2;
+
+    /// A comparison's figures per node (of its first output): shown in the divergence columns.
+    struct NodeDiff {
+        double relL2 = 0, sqnrDb = 0;
+        bool diverges = false;
+    };
+    void setDivergence(std::map<std::string, NodeDiff> byNode);
+    bool hasDivergence() const { return !m_divergence.empty(); }
     static constexpr int kSortRole = Qt::UserRole;
     static constexpr int kNodeRole = Qt::UserRole + 1;
 
@@ -38,7 +51,9 @@ public:
     static QString timeToolTip(const debug::OpRecord& op);
 
 private:
+    const NodeDiff* divergenceOf(const debug::OpRecord& op) const;
     std::shared_ptr<const debug::RunRecord> m_record;
+    std::map<std::string, NodeDiff> m_divergence;
 };
 
 /// The record's sorting and filtering: a text matched against node and operator, and an option to

@@ -48,6 +48,8 @@ RunRecordPanel::RunRecordPanel(QWidget* parent)
     m_view->setSelectionMode(QAbstractItemView::SingleSelection);
     m_view->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_view->verticalHeader()->hide();
+    for (int c = RunRecordModel::kFirstCompareColumn; c < RunRecordModel::ColumnCount; ++c)
+        m_view->setColumnHidden(c, true);
     m_view->verticalHeader()->setDefaultSectionSize(20);
     m_view->setAlternatingRowColors(true);
     m_view->setWordWrap(false);
@@ -69,6 +71,16 @@ RunRecordPanel::RunRecordPanel(QWidget* parent)
             const QModelIndex source = m_filter->mapToSource(current);
             Q_EMIT opPicked(source.row(), source.data(RunRecordModel::kNodeRole).toString());
         });
+}
+
+void RunRecordPanel::setDivergence(std::map<std::string, RunRecordModel::NodeDiff> byNode)
+{
+    const bool shown = !byNode.empty();
+    m_model->setDivergence(std::move(byNode));
+    for (int c = RunRecordModel::kFirstCompareColumn; c < RunRecordModel::ColumnCount; ++c)
+        m_view->setColumnHidden(c, !shown);
+    fitColumns();
+    fitNodeColumn();
 }
 
 void RunRecordPanel::setRecord(std::shared_ptr<const debug::RunRecord> record)

@@ -4,6 +4,11 @@
 
 #include <memory>
 
+#include "gui/panels/run_record_model.h"
+
+#include <map>
+#include <string>
+
 #include <QWidget>
 
 class QLabel;
@@ -26,6 +31,9 @@ public:
     RunRecordModel* model() const { return m_model; }
     RunRecordFilter* filter() const { return m_filter; }
     QTableView* view() const { return m_view; }
+    /// Shows a comparison's figures in the divergence columns (shown only while there are any; an
+    /// empty map hides them).
+    void setDivergence(std::map<std::string, RunRecordModel::NodeDiff> byNode);
     /// Selects the row of record op `order` (0-based) and scrolls to it.
     void selectOp(int order);
 

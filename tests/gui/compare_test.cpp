@@ -7,12 +7,14 @@
 #include "gui/compare/compare_view.h"
 #include "gui/compare/divergence_scale.h"
 #include "gui/graph/graph_model.h"
+#include "gui/panels/run_record_panel.h"
 #include "gui_test_util.h"
 #include "io/npz.h"
 
 #include <gtest/gtest.h>
 
 #include <QPushButton>
+#include <QTableView>
 #include <QTableWidget>
 #include <QTemporaryDir>
 
@@ -173,4 +175,41 @@ TEST(CompareWindow, TheDialogSaysWhatIsMissing)
     EXPECT_TRUE(d3.problem().isEmpty());
     ASSERT_EQ(d3.spec().precisionB.size(), 1u);
     EXPECT_EQ(d3.spec().precisionB[0].target, "all");
+}
+
+TEST(CompareWindow, TheGraphsMenuComparesANodeInFloat16AndTheRunRecordSortsByDivergence)
+{
+    auto w = makeWindow();
+    ASSERT_TRUE(openAndWait(*w, QStringLiteral("sample:lenet")));
+    ASSERT_TRUE(w->startRun());
+    ASSERT_TRUE(waitState(*w, SessionController::State::Finished));
+    RunRecordPanel* record = w->runRecordPanel();
+    EXPECT_TRUE(record->view()->isColumnHidden(RunRecordModel::RelL2)) << "no comparison yet";
+
+    QSignalSpy done(w->compareRunner(), &CompareRunner::finished);
+    const QString conv1 = QStringLiteral("hybridsequential0_conv1_fwd");
+    Q_EMIT w->graphPanel()->view()->precisionCompareRequested(conv1, false);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return !done.isEmpty(); }, kWaitMs));
+    const auto r = w->comparison();
+    ASSERT_EQ(r->spec.precisionB.size(), 1u);
+    EXPECT_EQ(r->spec.precisionB[0].target, conv1.toStdString());
+    ASSERT_TRUE(r->comparison.firstDivergentNode);
+    EXPECT_EQ(QString::fromStdString(*r->comparison.firstDivergentNode), conv1);
+    EXPECT_EQ(w->graphPanel()->model()->marks(QStringLiteral("hybridsequential0_pool0_fwd")).divergence, 0.0f)
+        << "before it, exactly the same";
+
+    // The record shows the divergence columns; sorted by relative L2, the ops before conv1 (zero)
+    // come first, conv1 and what follows after.
+    EXPECT_FALSE(record->view()->isColumnHidden(RunRecordModel::RelL2));
+    record->view()->sortByColumn(RunRecordModel::RelL2, Qt::AscendingOrder);
+    QAbstractItemModel* m = record->view()->model();
+    ASSERT_EQ(m->rowCount(), 10);
+    EXPECT_EQ(m->index(0, RunRecordModel::RelL2).data(RunRecordModel::kSortRole).toDouble(), 0.0);
+    EXPECT_GT(m->index(9, RunRecordModel::RelL2).data(RunRecordModel::kSortRole).toDouble(), 0.0);
+    int diverging = 0;
+    for (int row = 0; row < m->rowCount(); ++row)
+        diverging += m->index(row, RunRecordModel::Diverges).data().toString() == QStringLiteral("diverges");
+    EXPECT_GT(diverging, 0);
+    w->clearCompare();
+    EXPECT_TRUE(record->view()->isColumnHidden(RunRecordModel::RelL2));
 }
