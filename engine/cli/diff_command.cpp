@@ -6,6 +6,8 @@
 #include "cli/commands.h"
 #include "cli/diff_sources.h"
 #include "debug/compare.h"
+#include "debug/compare_match.h"
+#include "debug/compare_sources.h"
 
 #include <nlohmann/json.hpp>
 
@@ -77,7 +79,8 @@ nlohmann::json overlayJson(const Graph& graph, const debug::Comparison& c, debug
     return { { "results", results }, { "thresholds", thresholds } };
 }
 
-int report(const DiffOptions& o, const Graph& graphA, const debug::Comparison& c)
+int report(const DiffOptions& o, const Graph& graphA, const debug::Comparison& c,
+    const std::map<std::string, std::string>& byPosition)
 {
     std::printf("%-48s %-18s %10s %10s %10s %9s %9s %8s  %s\n", "tensor", "shape", "max_abs", "max_rel", "rel_l2",
         "cosine", "sqnr_db", "beyond", "");
@@ -96,6 +99,8 @@ int report(const DiffOptions& o, const Graph& graphA, const debug::Comparison& c
         std::printf("%-48s only in A\n", n.c_str());
     for (const std::string& n : c.onlyB)
         std::printf("%-48s only in B\n", n.c_str());
+    if (!byPosition.empty())
+        std::printf("matched by position and operator (names differ): %zu tensors of B\n", byPosition.size());
     if (!c.onlyA.empty() || !c.onlyB.empty())
         std::printf("unmatched: %zu tensors only in A, %zu only in B (not compared)\n", c.onlyA.size(), c.onlyB.size());
     nlohmann::json top1 = nlohmann::json::array();
@@ -109,7 +114,7 @@ int report(const DiffOptions& o, const Graph& graphA, const debug::Comparison& c
         std::ofstream out(o.json);
         if (!out) return fail(kUsage, o.json + ": cannot open for writing");
         out << nlohmann::json { { "rtol", o.rtol }, { "atol", o.atol }, { "tensors", tensors }, { "only_a", c.onlyA },
-                   { "only_b", c.onlyB }, { "top1", top1 },
+                   { "only_b", c.onlyB }, { "top1", top1 }, { "matched_by_position", byPosition },
                    { "first_divergent_node", c.firstDivergentNode ? nlohmann::json(*c.firstDivergentNode) : nlohmann::json() } }
                    .dump(1)
             << "\n";
@@ -153,10 +158,16 @@ int diffCommand(const DiffOptions& o)
         if (o.paramsB.empty() && o.modelB.empty()) liveB.params = o.paramsA;
         if (const int s = recordRun(liveB, b, graphB); s != kOk) return s;
     }
+    // Another graph: what its names do not meet is matched by position and operator.
+    std::map<std::string, std::string> byPosition;
+    if (graphB && graphB != graphA) {
+        byPosition = debug::matchByPosition(*graphA, a, *graphB, b);
+        b = debug::renamed(std::move(b), byPosition);
+    }
     if (!o.map.empty())
         if (const int s = applyNameMap(o.map, *graphA, a, b); s != kOk) return s;
     const debug::CompareTolerance tol { o.rtol, o.atol };
-    return report(o, *graphA, debug::compareRuns(*graphA, a, b, tol));
+    return report(o, *graphA, debug::compareRuns(*graphA, a, b, tol), byPosition);
 }
 
 } // namespace opscope::cli

@@ -1,5 +1,6 @@
 #include "gui/session/compare_runner.h"
 
+#include "debug/compare_match.h"
 #include "debug/compare_sources.h"
 #include "load/model_loader.h"
 
@@ -79,7 +80,7 @@ CompareResultPtr CompareRunner::compute(
         const std::string paramsB = !spec.paramsB.isEmpty() ? spec.paramsB.toStdString()
             : spec.source == CompareSpec::Source::SameModel ? paramsA.toStdString()
                                                             : std::string();
-        futureB = std::async(std::launch::async, [modelB, paramsB, &inputs, &spec, &result] {
+        futureB = std::async(std::launch::async, [modelB, paramsB, &inputs, &spec, &result]() -> std::shared_ptr<const Graph> {
             load::LoadedModel b = load::loadModel(modelB, paramsB, 0);
             return debug::recordBlockRun(*b.block, inputsFor(b, inputs), spec.kernelsB, spec.precisionB, result->b);
         });
@@ -91,7 +92,10 @@ CompareResultPtr CompareRunner::compute(
         throw;
     }
     if (futureB.valid()) {
-        futureB.get();
+        const std::shared_ptr<const Graph> graphB = futureB.get();
+        // Another model: what its names do not meet is matched by position and operator.
+        if (spec.source == CompareSpec::Source::OtherModel && graphB)
+            result->b = debug::renamed(std::move(result->b), debug::matchByPosition(*result->graph, result->a, *graphB, result->b));
     } else {
         const std::string saved = spec.savedB.toStdString();
         result->b = QFileInfo(spec.savedB).isDir() ? debug::readDumpFolder(saved, result->a) : debug::readNpzRun(saved);

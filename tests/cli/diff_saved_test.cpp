@@ -1,8 +1,13 @@
 // opscope-cli diff against saved runs and other models: an .npz archive with PyTorch-style names
 // met through a name map, unmatched tensors listed, a perturbed ONNX initializer found where it is
-// read, the top-1 agreement of a classifier, and Model Explorer node data.
+// read, the top-1 agreement of a classifier, Model Explorer node data, and a model whose names
+// differ matched by position and operator.
 
 #include "cli/cli_run.h"
+#include "debug/compare_match.h"
+#include "gluon/export.h"
+#include "io/params_file.h"
+#include "models/registry.h"
 #include "io/npy.h"
 #include "io/npz.h"
 
@@ -157,4 +162,63 @@ TEST(DiffSaved, TheTopOneAgreementOfAClassifierIsCounted)
     ASSERT_EQ(j["top1"].size(), 1u);
     EXPECT_EQ(j["top1"][0]["rows"], 64);
     EXPECT_LT(j["top1"][0]["agree"].get<int>(), 64) << "random points fall in more than one class";
+}
+
+TEST(DiffSaved, AModelWhoseNamesDifferIsMatchedByPositionAndOperator)
+{
+    // lenet exported, and the same network with every name changed (another framework's export).
+    const fs::path dir = tempDir("diff_position");
+    samples::Sample s = samples::makeSample("lenet");
+    s.block->hybridize();
+    s.block->call(s.defaultInputs);
+    gluon::export_(*s.block, (dir / "lenet").string(), 0);
+    std::string symbol;
+    {
+        std::ifstream in(dir / "lenet-symbol.json");
+        symbol.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    const auto rename = [](std::string text) {
+        for (size_t at = 0; (at = text.find("hybridsequential0_", at)) != std::string::npos;)
+            text.replace(at, 18, "other_");
+        return text;
+    };
+    std::ofstream(dir / "other-symbol.json") << rename(symbol);
+    NamedTensors arrays = loadParams((dir / "lenet-0000.params").string());
+    NamedTensors renamedArrays, changed;
+    for (auto& [name, t] : arrays) {
+        renamedArrays.emplace_back(rename(name), t);
+        Tensor c = t.copy();
+        if (name.find("conv1_weight") != std::string::npos) c.data()[0] += 0.5f;
+        changed.emplace_back(rename(name), c);
+    }
+    saveParams((dir / "other-0000.params").string(), renamedArrays);
+    saveParams((dir / "changed.params").string(), changed);
+
+    const std::string a = (dir / "lenet-symbol.json").string(), b = (dir / "other-symbol.json").string();
+    const fs::path json = dir / "d.json";
+    Result same = run("diff " + a + " " + b + " --input-a data=1x1x28x28:uniform --json " + json.string());
+    EXPECT_EQ(same.status, 0) << same.out << lastStderr();
+    EXPECT_NE(same.out.find("matched by position and operator"), std::string::npos) << same.out;
+    const auto j = nlohmann::json::parse(std::ifstream(json));
+    EXPECT_EQ(j["matched_by_position"]["other_conv1_fwd_output"], "hybridsequential0_conv1_fwd_output");
+    EXPECT_TRUE(j["only_a"].empty()) << j["only_a"].dump();
+    // One weight changed in B: found at A's node of that place.
+    Result r = run("diff " + a + " " + b + " --input-a data=1x1x28x28:uniform --params-b " + (dir / "changed.params").string());
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_EQ(lastLine(r.out), "first divergent node: hybridsequential0_conv1_fwd") << r.out;
+}
+
+TEST(DiffSaved, OperatorsOfBothFormatsFallInOneFamily)
+{
+    Graph g;
+    const uint32_t x = g.addVariable("x");
+    const auto family = [&](const std::string& op, AttrMap attrs = {}) {
+        return debug::opFamily(g.node(g.addOp(op, op + std::to_string(g.size()), std::move(attrs), { { x, 0, 0 } })));
+    };
+    EXPECT_EQ(family("Activation", { { "act_type", "relu" } }), "relu");
+    EXPECT_EQ(family("relu"), "relu");
+    EXPECT_EQ(family("Activation", { { "act_type", "tanh" } }), "tanh");
+    EXPECT_EQ(family("Flatten"), "flatten");
+    EXPECT_EQ(family("softmax"), "softmax");
+    EXPECT_EQ(family("SoftmaxActivation"), "softmax");
 }
