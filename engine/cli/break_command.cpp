@@ -2,6 +2,7 @@
 
 #include "cli/pause_output.h"
 #include "core/error.h"
+#include "debug/compare_sources.h"
 #include "debug/session.h"
 #include "io/npy.h"
 
@@ -25,6 +26,11 @@ int runWithBreakpoints(const RunOptions& o)
         return fail(kUsage, e.what());
     }
     if (!o.hooks.empty()) return fail(kUsage, "--hooks cannot be combined with --break or --break-on");
+    bool needsReference = false;
+    for (const debug::Breakpoint& b : breaks)
+        needsReference = needsReference || b.condition.needsReference();
+    if (needsReference && o.reference.empty())
+        return fail(kUsage, "diff>T compares each tensor with a reference run: give --reference FILE.npz or DIR");
     for (const debug::Breakpoint& b : breaks)
         if (b.condition.gradientsOnly)
             return fail(kUsage, "--break-on '" + b.condition.str()
@@ -55,10 +61,36 @@ int runWithBreakpoints(const RunOptions& o)
         else
             m.block->hybridize(); // the session runs the graph; eager and hybrid give the same events
 
+        // The reference run, by the op hooks' names of this graph's tensors.
+        std::shared_ptr<debug::RecordedRun> reference;
+        if (!o.reference.empty()) {
+            try {
+                if (fs::is_directory(o.reference)) {
+                    debug::RecordedRun names;
+                    for (uint32_t id = 0; id < g->size(); ++id) {
+                        const Node& n = g->node(id);
+                        if (n.isVariable()) continue;
+                        for (size_t k = 0; k < n.inputs.size(); ++k)
+                            names.order.push_back(n.name + "_" + n.inputSlots[k]);
+                        for (int k = 0; k < n.numOutputs; ++k)
+                            names.order.push_back(g->outputName({ id, static_cast<uint32_t>(k), 0 }));
+                    }
+                    reference = std::make_shared<debug::RecordedRun>(debug::readDumpFolder(o.reference, names));
+                } else {
+                    reference = std::make_shared<debug::RecordedRun>(debug::readNpzRun(o.reference));
+                }
+            } catch (const std::exception& e) {
+                return fail(kBadFile, e.what());
+            }
+        }
+
         WaitingListener listener;
         std::vector<debug::Breakpoint> added;
         {
             debug::Session session(&listener);
+            debug::SessionOptions options = session.options();
+            options.reference = reference;
+            session.setOptions(options);
             session.load(m.block, blockInputNames(m));
             session.setInputs(inputs);
             for (const debug::Breakpoint& b : breaks)

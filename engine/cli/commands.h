@@ -27,6 +27,8 @@ struct RunOptions {
     std::string outputs;
     std::vector<std::string> breaks; ///< --break NODE[:before|:after]
     std::vector<std::string> breakOn; ///< --break-on CONDITION (a watchpoint on every op's outputs)
+    /// --reference: what `diff>T` conditions compare with (an .npz archive or a `--dump` folder).
+    std::string reference;
 };
 
 /// Prints "opscope-cli: MESSAGE" on stderr and returns `status`.

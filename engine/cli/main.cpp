@@ -44,7 +44,9 @@ int main(int argc, char** argv)
     run->add_option("--break", r.breaks, "stop at NODE[:before|:after], print it, write its tensors to --dump DIR");
     run->add_option("--break-on", r.breakOn,
         "stop at the first op whose output matches: nan, inf, naninf, zero, \"max>T\", \"min<T\", \"absmax>T\", "
-        "\"mean>T\", \"mean<T\", \"std>T\", \"std<T\", \"zeros>P\", \"norm>T\"");
+        "\"mean>T\", \"mean<T\", \"std>T\", \"std<T\", \"zeros>P\", \"norm>T\", \"diff>T\" (against --reference)");
+    run->add_option("--reference", r.reference,
+        "for diff>T: the run to compare each tensor with (an .npz, or a folder run --monitor-all --dump wrote)");
 
     TrainOptions t;
     auto* train = app.add_subcommand("train", "train a built-in sample on its own data (mlp: spirals, lenet: digits)");

@@ -41,6 +41,8 @@ bool Condition::test(const TensorStats& s) const
         return s.count > 0 && static_cast<double>(s.zeros) / static_cast<double>(s.count) > threshold;
     case Kind::NormAbove:
         return anyFinite && s.l2 > threshold;
+    case Kind::DiffAbove:
+        return false; // needs the reference's tensor (DebugObserver decides)
     }
     return false;
 }
@@ -84,6 +86,8 @@ std::string Condition::str() const
         return "zeros>" + t.str();
     case Kind::NormAbove:
         return "norm>" + t.str();
+    case Kind::DiffAbove:
+        return "diff>" + t.str();
     }
     return "?";
 }
@@ -96,7 +100,7 @@ Condition parseCondition(const std::string& s, const std::string& text)
     const auto bad = [&](const std::string& why) {
         return UsageError("condition '" + text + "': " + why
             + " (expected nan, inf, naninf, zero, always, or absmax>T, max>T, min<T, mean>T, mean<T, std>T, "
-              "std<T, zeros>P, norm>T, optionally after 'grad ')");
+              "std<T, zeros>P, norm>T, diff>T, optionally after 'grad ')");
     };
     if (s.starts_with("grad")) {
         const std::string rest = s.substr(s.size() > 4 && s[4] == ':' ? 5 : 4);
@@ -130,6 +134,10 @@ Condition parseCondition(const std::string& s, const std::string& text)
     if (key == "mean") return { above ? Kind::MeanAbove : Kind::MeanBelow, value };
     if (key == "std") return { above ? Kind::StdAbove : Kind::StdBelow, value };
     if (key == "norm" && above) return { Kind::NormAbove, value };
+    if (key == "diff" && above) {
+        if (value < 0) throw bad("a difference threshold is not negative");
+        return { Kind::DiffAbove, value };
+    }
     if (key == "zeros" && above) {
         if (value < 0 || value > 1) throw bad("the fraction of zeros must be in [0, 1]");
         return { Kind::ZeroFractionAbove, value };

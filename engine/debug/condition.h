@@ -24,6 +24,10 @@ struct Condition {
         AllZero,
         ZeroFractionAbove, ///< zeros / count > threshold (a fraction in [0, 1])
         NormAbove, ///< L2 norm of the finite values > threshold (a gradient that explodes)
+        /// The tensor's relative L2 difference ‖a − b‖ / ‖a‖ from the same tensor of a reference run
+        /// (a comparison's run B, SessionOptions::reference) > threshold; NaN or Inf on one side
+        /// only counts as infinite. A tensor the reference lacks never satisfies it.
+        DiffAbove,
     };
 
     Kind kind = Kind::Always;
@@ -39,6 +43,8 @@ struct Condition {
 
     /// False for Always (no statistics are needed to decide).
     bool needsStats() const { return kind != Kind::Always; }
+    /// DiffAbove: decided against a reference run's tensor (test() alone says false).
+    bool needsReference() const { return kind == Kind::DiffAbove; }
     /// Whether a tensor with these statistics satisfies the condition. Comparisons use the
     /// finite values (as TensorStats does); a tensor without finite values satisfies no
     /// threshold test.
@@ -47,7 +53,7 @@ struct Condition {
     std::string str() const;
 
     /// Parses "always", "nan", "inf", "naninf", "zero", "absmax>T", "max>T", "min<T", "mean>T",
-    /// "mean<T", "std>T", "std<T", "zeros>P", "norm>T", each optionally after "grad " (gradients
+    /// "mean<T", "std>T", "std<T", "zeros>P", "norm>T", "diff>T", each optionally after "grad " (gradients
     /// only; "grad" alone is any gradient). Spaces are allowed. Throws UsageError naming the text.
     static Condition parse(const std::string& text);
 

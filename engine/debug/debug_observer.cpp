@@ -232,6 +232,19 @@ std::shared_ptr<const PauseEvent> DebugObserver::makeEvent(
     return ev;
 }
 
+bool DebugObserver::differs(const OpEvent& e, bool input, size_t k, double threshold) const
+{
+    if (!m_options.reference) return false;
+    const std::string name = input ? e.node.name + "_" + e.node.inputSlots[k]
+                                   : e.graph.outputName({ e.nodeId, static_cast<uint32_t>(k), 0 });
+    const auto it = m_options.reference->tensors.find(name);
+    if (it == m_options.reference->tensors.end()) return false;
+    const TensorView& mine = input ? e.inputs[k] : e.outputs[k];
+    const TensorDiff d = compareTensors(name, mine, it->second.view(), {});
+    if (!d.problem.empty() || d.nanOnlyA || d.nanOnlyB) return true;
+    return d.relL2 > threshold;
+}
+
 ObserverAction DebugObserver::onOp(const OpEvent& e)
 {
     const auto now = std::chrono::steady_clock::now();
@@ -259,7 +272,9 @@ ObserverAction DebugObserver::onOp(const OpEvent& e)
         if (gradients && !isGradientNode(e.node)) return; // not a node of the backward pass
         for (size_t k = b.tensor >= 0 ? static_cast<size_t>(b.tensor) : 0; k < n; ++k) {
             const bool eligible = !gradients || (input ? isGradientInput(e.node, k) : isGradientNode(e.node));
-            if (eligible && (!b.condition.needsStats() || b.condition.test(statsOf(e, input, k)))) {
+            const bool holds = b.condition.needsReference() ? differs(e, input, k, b.condition.threshold)
+                : !b.condition.needsStats() || b.condition.test(statsOf(e, input, k));
+            if (eligible && holds) {
                 found = static_cast<int>(base + k);
                 break;
             }

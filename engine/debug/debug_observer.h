@@ -52,6 +52,8 @@ private:
     };
 
     void compile(const Graph& graph);
+    /// A `diff>T` condition on tensor k of the event: its relative L2 difference from the reference.
+    bool differs(const OpEvent& e, bool input, size_t k, double threshold) const;
     void apply(const Command& c, const Graph& graph);
     bool stepHits(const OpEvent& e) const;
     const TensorStats& statsOf(const OpEvent& e, bool input, size_t k);

@@ -1,8 +1,10 @@
 #pragma once
 
+#include "debug/compare.h"
 #include "debug/tensor_stats.h"
 
 #include <cstddef>
+#include <memory>
 
 namespace opscope::debug {
 
@@ -22,6 +24,9 @@ struct SessionOptions {
     /// The histogram of a pause event's focus tensor.
     int histogramBins = 64;
     HistogramScale histogramScale = HistogramScale::Linear;
+    /// The run a `diff>T` condition compares each tensor with, by the op hooks' names (a
+    /// comparison's run B); null: such a condition never holds.
+    std::shared_ptr<const RecordedRun> reference;
 };
 
 /// How a run begins.

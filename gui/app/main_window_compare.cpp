@@ -124,6 +124,8 @@ void MainWindow::onCompareFinished(CompareResultPtr result)
         static_cast<int>(c.onlyA.size() + c.onlyB.size()), first, top1);
     m_compareBar->show();
     recolourCompare();
+    // A `diff>T` breakpoint pauses the next debug run where A's tensor leaves B's by more than T.
+    m_controller->setReference(std::shared_ptr<const debug::RecordedRun>(result, &result->b));
     // The run record's divergence columns: each node's first output.
     std::map<std::string, RunRecordModel::NodeDiff> byNode;
     const Graph& g = *result->graph;
@@ -213,6 +215,7 @@ void MainWindow::clearCompare()
     m_compare.reset();
     m_graph->model()->clearDivergence();
     m_record->setDivergence({});
+    m_controller->setReference(nullptr);
     m_compareBar->hide();
 }
 

@@ -285,6 +285,13 @@ void SessionController::setRecordLevel(debug::RecordLevel level)
     m_session->setOptions(o);
 }
 
+void SessionController::setReference(std::shared_ptr<const debug::RecordedRun> reference)
+{
+    debug::SessionOptions o = m_session->options();
+    o.reference = std::move(reference);
+    m_session->setOptions(o);
+}
+
 void SessionController::onStarted(quint64 runId)
 {
     // A run this controller did not start (a training step of the Train dock): adopt it.

@@ -72,6 +72,8 @@ public:
     bool stopAndWait(int timeoutMs = 5000);
 
     void setRecordLevel(debug::RecordLevel level);
+    /// The run `diff>T` conditions compare with (a comparison's run B; null: none), from the next run.
+    void setReference(std::shared_ptr<const debug::RecordedRun> reference);
     debug::RecordLevel recordLevel() const { return m_recordLevel; }
 
 Q_SIGNALS:

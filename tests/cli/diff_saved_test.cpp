@@ -222,3 +222,21 @@ TEST(DiffSaved, OperatorsOfBothFormatsFallInOneFamily)
     EXPECT_EQ(family("softmax"), "softmax");
     EXPECT_EQ(family("SoftmaxActivation"), "softmax");
 }
+
+TEST(DiffSaved, ADiffWatchpointStopsARunWhereItLeavesItsReference)
+{
+    const fs::path dir = tempDir("diff_watch");
+    ASSERT_EQ(run("run sample:lenet --monitor-all --dump " + (dir / "ref").string()).status, 0) << lastStderr();
+    // Other input: the first op already leaves the reference.
+    Result other = run("run sample:lenet --input data=1x1x28x28:uniform --break-on \"diff>1e-3\" --reference "
+        + (dir / "ref").string());
+    EXPECT_EQ(other.status, 0) << other.out << lastStderr();
+    EXPECT_NE(other.out.find("paused at node hybridsequential0_conv0_fwd"), std::string::npos) << other.out;
+    // The same run: nothing leaves it (exit 1: no breakpoint hit).
+    Result same = run("run sample:lenet --break-on \"diff>1e-3\" --reference " + (dir / "ref").string());
+    EXPECT_EQ(same.status, 1) << same.out << lastStderr();
+    // Without a reference the condition cannot hold: refused, not silently never hit.
+    EXPECT_EQ(run("run sample:lenet --break-on \"diff>1e-3\"").status, 2);
+    EXPECT_NE(lastStderr().find("--reference"), std::string::npos);
+    EXPECT_EQ(run("run sample:lenet --break-on \"diff>1e-3\" --reference " + (dir / "none.npz").string()).status, 3);
+}

@@ -67,11 +67,51 @@ TEST(Condition, ParseAndPrintRoundTrip)
     EXPECT_EQ(Condition::parse(" MIN < -5 "), Condition::of(Kind::MinBelow, -5));
     EXPECT_EQ(Condition::parse("NaNInf").kind, Kind::NanOrInf);
     for (const char* t : { "nan", "inf", "naninf", "zero", "always", "absmax>2", "max>1000", "min<-5", "mean>0.5",
-             "mean<0.5", "std>2", "std<2", "zeros>0.25", "norm>10" })
+             "mean<0.5", "std>2", "std<2", "zeros>0.25", "norm>10", "diff>0.001" })
         EXPECT_EQ(Condition::parse(Condition::parse(t).str()), Condition::parse(t)) << t;
     for (const char* bad :
-        { "", "nan>", "max<3", "min>3", "max>x", "foo>1", "zeros>2", "mean>1e3x", ">3", "max>nan", "norm<3" })
+        { "", "nan>", "max<3", "min>3", "max>x", "foo>1", "zeros>2", "mean>1e3x", ">3", "max>nan", "norm<3", "diff<1",
+            "diff>-1" })
         EXPECT_THROW(Condition::parse(bad), UsageError) << bad;
+}
+
+TEST(Condition, ADiffWatchpointPausesWhereTheRunLeavesItsReference)
+{
+    Watchdog dog("ConditionDiff");
+    // x -> a = x * 1 -> b = a * 2 -> c = b * 3; the reference has a and c as they will be, and b
+    // off by 1 % in one element of four.
+    auto net = std::make_shared<gluon::nn::HybridLambda>(
+        [](const gluon::F& F, const std::vector<gluon::Value>& x) {
+            const gluon::Value a = F.mul_scalar(x[0], 1.0, "a");
+            const gluon::Value b = F.mul_scalar(a, 2.0, "b");
+            return std::vector<gluon::Value> { F.mul_scalar(b, 3.0, "c") };
+        },
+        "d_");
+    const Tensor x = Tensor::fromValues(Shape({ 1, 4 }), std::vector<float> { 1, 2, 3, 4 });
+    auto reference = std::make_shared<RecordedRun>();
+    reference->add("d_a_0", x.view()); // _mul_scalar names no output: slot "0"
+    const Tensor b = Tensor::fromValues(Shape({ 1, 4 }), std::vector<float> { 2, 4, 6.06f, 8 });
+    reference->add("d_b_0", b.view());
+    for (double threshold : { 1e-3, 1e-2 }) {
+        Recorder listener;
+        Session session(&listener);
+        SessionOptions o = session.options();
+        o.reference = reference;
+        session.setOptions(o);
+        session.load(net, { "data" });
+        session.setInputs({ x });
+        session.addBreakpoint(Breakpoint::watch(Condition::parse("diff>" + std::to_string(threshold))));
+        session.start();
+        // ‖b − ref‖ / ‖b‖ = 0.06 / sqrt(120) = 0.0055: beyond 1e-3, within 1e-2; c is not in the
+        // reference, so it never holds there.
+        if (threshold < 0.005) {
+            const PauseEvent e = listener.waitPause(1);
+            EXPECT_EQ(e.node, "d_b");
+            session.continueRun();
+        }
+        EXPECT_TRUE(listener.waitEnded(1));
+        EXPECT_EQ(listener.pauseCount(), threshold < 0.005 ? 1u : 0u);
+    }
 }
 
 TEST(Condition, WatchpointsInASessionOnHandMadeData)

@@ -7,6 +7,7 @@
 #include "gui/compare/compare_view.h"
 #include "gui/compare/divergence_scale.h"
 #include "gui/graph/graph_model.h"
+#include "gui/panels/breakpoint_model.h"
 #include "gui/panels/run_record_panel.h"
 #include "gui_test_util.h"
 #include "io/npz.h"
@@ -212,4 +213,26 @@ TEST(CompareWindow, TheGraphsMenuComparesANodeInFloat16AndTheRunRecordSortsByDiv
     EXPECT_GT(diverging, 0);
     w->clearCompare();
     EXPECT_TRUE(record->view()->isColumnHidden(RunRecordModel::RelL2));
+}
+
+TEST(CompareWindow, ADiffBreakpointPausesTheNextRunWhereItLeavesRunB)
+{
+    auto w = makeWindow();
+    ASSERT_TRUE(openAndWait(*w, QStringLiteral("sample:lenet")));
+    CompareSpec spec;
+    spec.precisionB = { { "hybridsequential0_conv1_fwd", Precision::Float16 } };
+    ASSERT_TRUE(compareAndWait(*w, spec));
+    // A watchpoint on every op: the run pauses at the first op whose output leaves B's by more
+    // than 1e-5 (relative L2): the node computed in float16 in B.
+    w->breakpointModel()->add(debug::Breakpoint::watch(debug::Condition::parse("diff>1e-5")));
+    ASSERT_TRUE(w->startRun());
+    ASSERT_TRUE(waitState(*w, SessionController::State::Paused));
+    EXPECT_EQ(w->controller()->pauseEvent()->node, "hybridsequential0_conv1_fwd");
+    // The Compare dock shows that node's tensors of both runs.
+    EXPECT_EQ(w->compareView()->currentTensor(), QStringLiteral("hybridsequential0_conv1_fwd_output"));
+    w->controller()->stopAndWait();
+    // Without the comparison the condition has nothing to compare with: the run goes through.
+    w->clearCompare();
+    ASSERT_TRUE(w->startRun());
+    ASSERT_TRUE(waitState(*w, SessionController::State::Finished));
 }
