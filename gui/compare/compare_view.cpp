@@ -89,14 +89,12 @@ CompareView::CompareView(QWidget* parent)
 {
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
-    auto* head = new QHBoxLayout;
     m_title = new QLabel(this);
     m_title->setStyleSheet(QStringLiteral("font-weight: bold;"));
     m_picker = new QComboBox(this);
-    m_picker->setSizeAdjustPolicy(QComboBox::AdjustToContents);
-    head->addWidget(m_title);
-    head->addWidget(m_picker, 1);
-    layout->addLayout(head);
+    m_picker->setToolTip(tr("The node's tensors both runs have: its outputs, then its inputs"));
+    layout->addWidget(m_title);
+    layout->addWidget(m_picker);
     m_metrics = new QLabel(this);
     m_metrics->setWordWrap(true);
     m_metrics->setTextInteractionFlags(Qt::TextSelectableByMouse);

@@ -16,10 +16,13 @@
 
 #include <QPushButton>
 #include <QTableView>
+#include <QLabel>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QTemporaryDir>
 
 #include <cmath>
+#include <cstdlib>
 #include <numeric>
 
 using namespace opscope;
@@ -89,6 +92,14 @@ TEST(CompareWindow, Float16BColoursTheGraphAndMarksWhereTheRunsPartWays)
         EXPECT_LE(std::fabs(d), previous * (1 + 1e-3));
         previous = std::fabs(d);
     }
+    // The maps: conv0's first feature map in A, in B and |A − B|.
+    view->tabs()->setCurrentIndex(2);
+    const auto maps = view->findChildren<QLabel*>();
+    int pictures = 0;
+    for (const QLabel* l : maps)
+        pictures += !l->pixmap().isNull();
+    EXPECT_EQ(pictures, 3);
+    if (const char* shots = std::getenv("OPSCOPE_TEST_SHOTS")) view->grab().save(QString::fromLocal8Bit(shots) + "/compare-maps.png");
     // Another metric recolours, the first divergent node stays.
     w->compareBar()->setMetric(debug::Metric::Sqnr);
     EXPECT_TRUE(model->marks(kConv0).firstDivergent);
