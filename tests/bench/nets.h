@@ -77,12 +77,26 @@ inline std::shared_ptr<Graph> lenet()
     return b.finish(b.fc("fc2", x, 10));
 }
 
+/// A ResNet's 7×7 stem and max pooling.
+inline NodeEntry resnetStem(NetBuilder& b)
+{
+    NodeEntry x = b.var("data");
+    x = b.relu("relu0", b.bn("bn0", b.conv("conv0", x, 64, 7, 2, 3)));
+    return b.op("Pooling", "pool0", { { "kernel", "(3, 3)" }, { "stride", "(2, 2)" }, { "pad", "(1, 1)" } }, { x });
+}
+
+/// A ResNet's global average pooling and 1000-way classifier.
+inline std::shared_ptr<Graph> resnetHead(NetBuilder& b, NodeEntry x)
+{
+    x = b.op("Pooling", "pool1", { { "global_pool", "True" }, { "kernel", "(7, 7)" }, { "pool_type", "avg" } }, { x });
+    x = b.op("Flatten", "flatten0", {}, { x });
+    return b.finish(b.fc("fc1", x, 1000));
+}
+
 inline std::shared_ptr<Graph> resnet18()
 {
     NetBuilder b;
-    NodeEntry x = b.var("data");
-    x = b.relu("relu0", b.bn("bn0", b.conv("conv0", x, 64, 7, 2, 3)));
-    x = b.op("Pooling", "pool0", { { "kernel", "(3, 3)" }, { "stride", "(2, 2)" }, { "pad", "(1, 1)" } }, { x });
+    NodeEntry x = resnetStem(b);
     int channels = 64;
     const int widths[] = { 64, 128, 256, 512 };
     for (int stage = 0; stage < 4; ++stage) {
@@ -99,9 +113,7 @@ inline std::shared_ptr<Graph> resnet18()
             channels = w;
         }
     }
-    x = b.op("Pooling", "pool1", { { "global_pool", "True" }, { "kernel", "(7, 7)" }, { "pool_type", "avg" } }, { x });
-    x = b.op("Flatten", "flatten0", {}, { x });
-    return b.finish(b.fc("fc1", x, 1000));
+    return resnetHead(b, x);
 }
 
 /// ResNet-50 v1: bottleneck units (1×1, 3×3, 1×1 ×4) of 3, 4, 6, 3, stride on the 3×3 (v1.5, as
@@ -109,9 +121,7 @@ inline std::shared_ptr<Graph> resnet18()
 inline std::shared_ptr<Graph> resnet50()
 {
     NetBuilder b;
-    NodeEntry x = b.var("data");
-    x = b.relu("relu0", b.bn("bn0", b.conv("conv0", x, 64, 7, 2, 3)));
-    x = b.op("Pooling", "pool0", { { "kernel", "(3, 3)" }, { "stride", "(2, 2)" }, { "pad", "(1, 1)" } }, { x });
+    NodeEntry x = resnetStem(b);
     int channels = 64;
     const int widths[] = { 64, 128, 256, 512 };
     const int units[] = { 3, 4, 6, 3 };
@@ -130,9 +140,7 @@ inline std::shared_ptr<Graph> resnet50()
             channels = out;
         }
     }
-    x = b.op("Pooling", "pool1", { { "global_pool", "True" }, { "kernel", "(7, 7)" }, { "pool_type", "avg" } }, { x });
-    x = b.op("Flatten", "flatten0", {}, { x });
-    return b.finish(b.fc("fc1", x, 1000));
+    return resnetHead(b, x);
 }
 
 /// Random variables for a graph: data uniform in [0, 1), parameters normal(0, 0.05), moving

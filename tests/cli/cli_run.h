@@ -40,6 +40,15 @@ inline Result run(const std::string& args, const std::string& prefix = {})
     return { WIFEXITED(st) ? WEXITSTATUS(st) : (WIFSIGNALED(st) ? 128 + WTERMSIG(st) : -1), out };
 }
 
+/// The last line of a command's output (its verdict).
+inline std::string lastLine(const std::string& out)
+{
+    std::string s = out;
+    while (!s.empty() && s.back() == '\n')
+        s.pop_back();
+    return s.substr(s.rfind('\n') + 1);
+}
+
 inline std::string lastStderr()
 {
     std::ifstream in(stderrPath());

@@ -23,14 +23,6 @@ using namespace opscope::test;
 namespace fs = std::filesystem;
 
 namespace {
-std::string lastLine(const std::string& out)
-{
-    std::string s = out;
-    while (!s.empty() && s.back() == '\n')
-        s.pop_back();
-    return s.substr(s.rfind('\n') + 1);
-}
-
 const std::string kConv2 = "/stage2/stage2.0/Conv";
 
 // onnx-cnn's tensors from `run --monitor-all --dump`, by the names the dump lists.

@@ -20,14 +20,6 @@ using namespace opscope::test;
 namespace fs = std::filesystem;
 
 namespace {
-std::string lastLine(const std::string& out)
-{
-    std::string s = out;
-    while (!s.empty() && s.back() == '\n')
-        s.pop_back();
-    return s.substr(s.rfind('\n') + 1);
-}
-
 // A sample exported as MXNet files, and a copy of its parameters with one array changed.
 fs::path exportSample(const fs::path& dir, const std::string& sample, const std::string& param, float delta)
 {
