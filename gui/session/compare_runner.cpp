@@ -61,6 +61,17 @@ std::vector<Tensor> inputsFor(const load::LoadedModel& m, const std::vector<Tens
         own.push_back(t.copy()); // the session's run may read the window's tensors meanwhile
     return load::withLabels(m, std::move(own));
 }
+
+// Completes a block's deferred parameter initialisation for these inputs (what its first call
+// would do, drawing from the process's generator) on this thread.
+void initialise(const load::LoadedModel& m, const std::vector<Tensor>& inputs)
+{
+    if (m.block->hasFixedGraph()) return;
+    std::vector<Shape> shapes;
+    for (const Tensor& t : inputs)
+        shapes.push_back(t.shape());
+    m.block->initializeFor(shapes);
+}
 }
 
 CompareResultPtr CompareRunner::compute(
@@ -71,22 +82,27 @@ CompareResultPtr CompareRunner::compute(
     auto result = std::make_shared<CompareResult>();
     result->spec = spec;
     result->modelA = modelA;
+    // Both models are made and their deferred parameters initialised here, one after the other
+    // (making a sample seeds the process's generator); then B runs on a thread of its own while A
+    // runs here. A saved run B is read after A: it is matched by A's names.
     load::LoadedModel a = load::loadModel(modelA.toStdString(), paramsA.toStdString(), 0);
-    // Run B on a thread of its own while A runs here (a saved run B is read after A: it is
-    // matched by A's names).
+    const std::vector<Tensor> inputsA = inputsFor(a, inputs);
+    initialise(a, inputsA);
     std::future<std::shared_ptr<const Graph>> futureB;
     if (spec.source != CompareSpec::Source::Saved) {
         const std::string modelB = spec.source == CompareSpec::Source::OtherModel ? spec.modelB.toStdString() : modelA.toStdString();
         const std::string paramsB = !spec.paramsB.isEmpty() ? spec.paramsB.toStdString()
             : spec.source == CompareSpec::Source::SameModel ? paramsA.toStdString()
                                                             : std::string();
-        futureB = std::async(std::launch::async, [modelB, paramsB, &inputs, &spec, &result]() -> std::shared_ptr<const Graph> {
-            load::LoadedModel b = load::loadModel(modelB, paramsB, 0);
-            return debug::recordBlockRun(*b.block, inputsFor(b, inputs), spec.kernelsB, spec.precisionB, result->b);
+        auto b = std::make_shared<load::LoadedModel>(load::loadModel(modelB, paramsB, 0));
+        auto inputsB = std::make_shared<const std::vector<Tensor>>(inputsFor(*b, inputs));
+        initialise(*b, *inputsB);
+        futureB = std::async(std::launch::async, [b, inputsB, &spec, &result]() -> std::shared_ptr<const Graph> {
+            return debug::recordBlockRun(*b->block, *inputsB, spec.kernelsB, spec.precisionB, result->b);
         });
     }
     try {
-        result->graph = debug::recordBlockRun(*a.block, inputsFor(a, inputs), KernelKind::Auto, {}, result->a);
+        result->graph = debug::recordBlockRun(*a.block, inputsA, KernelKind::Auto, {}, result->a);
     } catch (...) {
         if (futureB.valid()) futureB.wait();
         throw;

@@ -7,6 +7,8 @@
 #include "models/sample_models.h"
 #include "tensor/random.h"
 
+#include <mutex>
+
 namespace opscope::samples {
 
 extern const unsigned char kLenetWeights[];
@@ -75,6 +77,10 @@ std::string sampleWeights(const std::string& name)
 
 Sample makeSample(const std::string& name, uint64_t seed, bool pretrained)
 {
+    // The names restart and the global generator is seeded for each sample: two threads making
+    // samples at once (the window loading a model while a comparison makes its own) take turns.
+    static std::mutex making;
+    const std::lock_guard<std::mutex> lock(making);
     for (const Entry& e : kEntries) {
         if (name != e.name) continue;
         gluon::resetNaming();

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -29,11 +30,13 @@ inline void writeBytes(const std::string& path, const std::string& bytes)
     ASSERT_TRUE(out.good()) << "cannot write " << path;
 }
 
-/// A fresh path under the system's temporary folder, unique per test.
+/// A fresh path under the system's temporary folder, unique per test and process (the suite also
+/// runs whole in another process beside its single tests: WithoutShared).
 inline std::string tempPath(const std::string& leaf)
 {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    return ::testing::TempDir() + "opscope_io_" + info->test_suite_name() + "_" + info->name() + "_" + leaf;
+    return ::testing::TempDir() + "opscope_io_" + std::to_string(::getpid()) + "_" + info->test_suite_name() + "_"
+        + info->name() + "_" + leaf;
 }
 
 /// Little-endian byte image builder for hand-made .params files.
