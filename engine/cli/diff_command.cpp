@@ -146,7 +146,7 @@ int diffCommand(const DiffOptions& o)
         return fail(kUsage, "diff: --metric " + o.metric + ": one of max_abs, max_rel, rel_l2, cosine, sqnr_db, beyond");
     debug::RecordedRun a, b;
     std::shared_ptr<const Graph> graphA, graphB;
-    const LiveRun liveA { o.modelA, o.paramsA, o.inputsA, o.kernelsA, precisionRules(o.halfA, o.bf16A), o.seed };
+    const LiveRun liveA { o.modelA, o.paramsA, o.inputsA, o.kernelsA, precisionRules(o.halfA, o.bf16A), o.seed, o.modeA };
     if (const int s = recordRun(liveA, a, graphA); s != kOk) return s;
     if (!o.dumpB.empty()) {
         if (const int s = readDumpRun(o.dumpB, a, b); s != kOk) return s;
@@ -154,7 +154,7 @@ int diffCommand(const DiffOptions& o)
         if (const int s = readNpzRun(o.npzB, b); s != kOk) return s;
     } else {
         LiveRun liveB { o.modelB.empty() ? o.modelA : o.modelB, o.paramsB, o.inputsB.empty() ? o.inputsA : o.inputsB,
-            o.kernelsB, precisionRules(o.halfB, o.bf16B), o.seed };
+            o.kernelsB, precisionRules(o.halfB, o.bf16B), o.seed, o.modeB };
         if (o.paramsB.empty() && o.modelB.empty()) liveB.params = o.paramsA;
         if (const int s = recordRun(liveB, b, graphB); s != kOk) return s;
     }

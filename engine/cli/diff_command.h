@@ -17,6 +17,8 @@ struct DiffOptions {
     std::string modelB, paramsB, dumpB, npzB;
     std::vector<std::string> inputsB;
     std::string kernelsB = "auto";
+    /// How each run executes: eager, hybrid (default), static_alloc or static_shape.
+    std::string modeA = "hybrid", modeB = "hybrid";
     /// Nodes of a run computing in float16 / bfloat16, emulated (a node name, an operator's name
     /// or "all"; exec/precision_rules.h).
     std::vector<std::string> halfA, halfB, bf16A, bf16B;

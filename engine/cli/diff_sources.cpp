@@ -39,7 +39,10 @@ int recordRun(const LiveRun& live, debug::RecordedRun& run, std::shared_ptr<cons
     load::LoadedModel m;
     std::vector<Tensor> in;
     if (const int status = prepareRun(o, m, in); status != kOk) return status;
-    return guarded(live.model, [&] { graph = debug::recordBlockRun(*m.block, in, kindOf(live.kernels), live.precision, run); });
+    return guarded(live.model, [&] {
+        graph = debug::recordBlockRun(*m.block, in, kindOf(live.kernels), live.precision, run,
+            debug::parseRunMode(live.mode).value_or(debug::RunMode::Hybrid));
+    });
 }
 
 int readDumpRun(const std::string& dir, const debug::RecordedRun& a, debug::RecordedRun& b)

@@ -19,6 +19,7 @@ struct LiveRun {
     std::string kernels = "auto";
     std::vector<PrecisionRule> precision;
     uint64_t seed = 0;
+    std::string mode = "hybrid";
 };
 
 /// Runs the model (hybridized) with every op's inputs and outputs recorded. Returns kOk or the exit

@@ -77,6 +77,10 @@ int main(int argc, char** argv)
         ->check(CLI::IsMember({ "auto", "reference", "onednn" }));
     diff->add_option("--kernels-b", d.kernelsB, "auto, reference or onednn")
         ->check(CLI::IsMember({ "auto", "reference", "onednn" }));
+    diff->add_option("--mode-a", d.modeA, "how run A executes: eager, hybrid (default), static_alloc, static_shape")
+        ->check(CLI::IsMember({ "eager", "hybrid", "static_alloc", "static_shape" }));
+    diff->add_option("--mode-b", d.modeB, "how run B executes: eager, hybrid (default), static_alloc, static_shape")
+        ->check(CLI::IsMember({ "eager", "hybrid", "static_alloc", "static_shape" }));
     diff->add_option("--half-a", d.halfA, "run A computes NODE, every node of OP, or all in float16 (emulated)");
     diff->add_option("--half-b", d.halfB, "run B computes NODE, every node of OP, or all in float16 (emulated)");
     diff->add_option("--bf16-a", d.bf16A, "run A computes NODE, OP or all in bfloat16 (emulated)");

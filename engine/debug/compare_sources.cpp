@@ -14,16 +14,33 @@ namespace opscope::debug {
 
 namespace fs = std::filesystem;
 
-std::shared_ptr<const Graph> recordBlockRun(gluon::HybridBlock& block, const std::vector<Tensor>& inputs,
-    KernelKind kernels, const std::vector<PrecisionRule>& precision, RecordedRun& run)
+std::optional<RunMode> parseRunMode(const std::string& name)
 {
-    block.hybridize();
+    if (name == "eager") return RunMode::Eager;
+    if (name == "hybrid") return RunMode::Hybrid;
+    if (name == "static_alloc") return RunMode::StaticAlloc;
+    if (name == "static_shape") return RunMode::StaticShape;
+    return std::nullopt;
+}
+
+std::shared_ptr<const Graph> recordBlockRun(gluon::HybridBlock& block, const std::vector<Tensor>& inputs,
+    KernelKind kernels, const std::vector<PrecisionRule>& precision, RecordedRun& run, RunMode mode)
+{
+    const bool eager = mode == RunMode::Eager && !block.hasFixedGraph();
+    if (eager && !precision.empty())
+        throw UsageError("reduced precision is emulated in a hybridized run: give a mode other than eager");
+    block.hybridize(!eager, mode == RunMode::StaticAlloc || mode == RunMode::StaticShape, mode == RunMode::StaticShape);
     block.set_kernel_kind(kernels);
     block.set_precision(precision);
     auto handle = block.register_op_hook(
         [&run](std::string_view name, std::string_view, const TensorView& t) { run.add(std::string(name), t); }, true);
     block.call(inputs);
-    return block.graph();
+    if (!eager) return block.graph();
+    // An eager run reports the same names as the graph the block traces to.
+    std::vector<Shape> shapes;
+    for (const Tensor& t : inputs)
+        shapes.push_back(t.shape());
+    return block.trace(shapes);
 }
 
 RecordedRun readDumpFolder(const std::string& dir, const RecordedRun& a)

@@ -9,16 +9,24 @@
 #include "gluon/block.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace opscope::debug {
 
-/// Runs `block` hybridized on `inputs` with the kernels and the precision given, every op's inputs
-/// and outputs recorded into `run`. Returns the graph it ran. Throws what the run throws (UsageError
-/// for a precision rule naming nothing in the graph).
+/// How a recorded run executes: op by op (eager; a block given a graph of its own, a loaded
+/// model, always runs its graph), or hybridized with MXNet's CachedOp flags.
+enum class RunMode { Eager, Hybrid, StaticAlloc, StaticShape };
+/// "eager", "hybrid", "static_alloc", "static_shape".
+std::optional<RunMode> parseRunMode(const std::string& name);
+
+/// Runs `block` in `mode` on `inputs` with the kernels and the precision given, every op's inputs
+/// and outputs recorded into `run`. Returns the graph of the block (traced for these inputs when
+/// it ran eagerly). Throws what the run throws (UsageError for a precision rule naming nothing in
+/// the graph, or reduced precision asked of an eager run).
 std::shared_ptr<const Graph> recordBlockRun(gluon::HybridBlock& block, const std::vector<Tensor>& inputs,
-    KernelKind kernels, const std::vector<PrecisionRule>& precision, RecordedRun& run);
+    KernelKind kernels, const std::vector<PrecisionRule>& precision, RecordedRun& run, RunMode mode = RunMode::Hybrid);
 
 /// The tensors of run A (by name) that a `--dump` folder holds. Throws FileError (no such folder,
 /// a damaged file).

@@ -85,6 +85,14 @@ CompareDialog::CompareDialog(const CompareSpec& spec, const QStringList& operato
     m_kernels->addItems({ tr("auto (oneDNN where it pays)"), tr("reference"), tr("oneDNN") });
     m_kernels->setCurrentIndex(spec.kernelsB == KernelKind::Reference ? 1 : spec.kernelsB == KernelKind::Dnnl ? 2 : 0);
     form->addRow(tr("Kernels of B"), m_kernels);
+    m_mode = new QComboBox(this);
+    m_mode->addItems({ tr("eager (op by op)"), tr("hybrid"), tr("static_alloc"), tr("static_shape") });
+    m_mode->setCurrentIndex(static_cast<int>(spec.modeB));
+    m_mode->setToolTip(tr("How B executes (A runs hybridized); a loaded model always runs its graph"));
+    form->addRow(tr("Mode of B"), m_mode);
+    m_inputs = new QLineEdit(spec.inputsB.join(QLatin1Char(' ')), this);
+    m_inputs->setPlaceholderText(tr("A's inputs; or NAME=FILE.npy, NAME=SHAPE:uniform … (space-separated)"));
+    form->addRow(tr("Inputs of B"), m_inputs);
     auto* precisionRow = new QWidget(this);
     auto* pr = new QHBoxLayout(precisionRow);
     pr->setContentsMargins(0, 0, 0, 0);
@@ -154,6 +162,8 @@ CompareSpec CompareDialog::spec() const
         : m_kernels->currentIndex() == 2        ? KernelKind::Dnnl
                                                 : KernelKind::Auto;
     s.precisionB = rulesOf(m_precision->currentIndex(), m_targets->text());
+    s.modeB = static_cast<debug::RunMode>(m_mode->currentIndex());
+    s.inputsB = m_inputs->text().split(QLatin1Char(' '), Qt::SkipEmptyParts);
     s.tol = { m_rtol->value(), m_atol->value() };
     return s;
 }
@@ -164,6 +174,10 @@ QString CompareDialog::problem() const
     auto missing = [](const QString& path) { return !path.isEmpty() && !path.startsWith(QStringLiteral("sample:")) && !QFileInfo::exists(path); };
     if (s.source == CompareSpec::Source::OtherModel && s.modelB.isEmpty()) return tr("Choose model B's file.");
     if (s.source == CompareSpec::Source::Saved && s.savedB.isEmpty()) return tr("Choose the saved run.");
+    if (s.modeB == debug::RunMode::Eager && !s.precisionB.empty())
+        return tr("Reduced precision is emulated in a hybridized run: choose another mode.");
+    for (const QString& i : s.inputsB)
+        if (i.indexOf(QLatin1Char('=')) <= 0) return tr("%1: an input of B is NAME=SOURCE").arg(i);
     for (const QString& p : { s.modelB, s.paramsB, s.savedB, s.mapFile })
         if (missing(p)) return tr("%1: no such file or folder").arg(p);
     return {};
@@ -176,6 +190,8 @@ void CompareDialog::updateEnabled()
     m_saved->parentWidget()->setEnabled(source == 2);
     m_params->parentWidget()->setEnabled(source != 2);
     m_kernels->setEnabled(source != 2);
+    m_mode->setEnabled(source != 2);
+    m_inputs->setEnabled(source != 2);
     m_precision->parentWidget()->setEnabled(source != 2);
     m_problem->setText(problem());
 }
@@ -208,6 +224,19 @@ bool parseCompareSpec(const QString& text, CompareSpec* spec, QString* error)
                 *error = QStringLiteral("--compare: kernels=%1: auto, reference or onednn").arg(value);
                 return false;
             }
+        } else if (key == QLatin1String("mode")) {
+            const auto mode = debug::parseRunMode(value.toStdString());
+            if (!mode) {
+                *error = QStringLiteral("--compare: mode=%1: eager, hybrid, static_alloc or static_shape").arg(value);
+                return false;
+            }
+            s.modeB = *mode;
+        } else if (key == QLatin1String("input")) {
+            if (value.indexOf(QLatin1Char('=')) <= 0) {
+                *error = QStringLiteral("--compare: input=%1: expected input=NAME=SOURCE").arg(value);
+                return false;
+            }
+            s.inputsB << value;
         } else if (key == QLatin1String("half") || key == QLatin1String("bf16")) {
             s.precisionB.push_back(
                 { value.toStdString(), key == QLatin1String("half") ? Precision::Float16 : Precision::BFloat16 });
@@ -220,7 +249,8 @@ bool parseCompareSpec(const QString& text, CompareSpec* spec, QString* error)
             }
             (key == QLatin1String("rtol") ? s.tol.rtol : s.tol.atol) = v;
         } else {
-            *error = QStringLiteral("--compare: unknown key '%1' (model, params, saved, map, kernels, half, bf16, rtol, atol)")
+            *error = QStringLiteral(
+                "--compare: unknown key '%1' (model, params, saved, map, kernels, mode, input, half, bf16, rtol, atol)")
                          .arg(key);
             return false;
         }

@@ -34,6 +34,8 @@ private:
     QLineEdit* m_saved = nullptr;
     QLineEdit* m_map = nullptr;
     QComboBox* m_kernels = nullptr;
+    QComboBox* m_mode = nullptr;
+    QLineEdit* m_inputs = nullptr;
     QComboBox* m_precision = nullptr;
     QLineEdit* m_targets = nullptr;
     QDoubleSpinBox* m_rtol = nullptr;
@@ -42,8 +44,9 @@ private:
 };
 
 /// Parses the `--compare` option: comma-separated KEY=VALUE with keys model, params, saved, map,
-/// kernels (auto|reference|onednn), half, bf16 (a node, an operator or all; repeatable), rtol,
-/// atol. False with `error` set for anything else.
+/// kernels (auto|reference|onednn), mode (eager|hybrid|static_alloc|static_shape), input
+/// (NAME=SOURCE; repeatable), half, bf16 (a node, an operator or all; repeatable), rtol, atol.
+/// False with `error` set for anything else.
 bool parseCompareSpec(const QString& text, CompareSpec* spec, QString* error);
 
 } // namespace opscope::gui

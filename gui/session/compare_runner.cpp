@@ -32,6 +32,10 @@ QString CompareSpec::describeB() const
     if (source != Source::Saved) {
         if (kernelsB == KernelKind::Reference) parts << QStringLiteral("reference kernels");
         if (kernelsB == KernelKind::Dnnl) parts << QStringLiteral("oneDNN kernels");
+        if (modeB == debug::RunMode::Eager) parts << QStringLiteral("eager");
+        if (modeB == debug::RunMode::StaticAlloc) parts << QStringLiteral("static_alloc");
+        if (modeB == debug::RunMode::StaticShape) parts << QStringLiteral("static_shape");
+        if (!inputsB.isEmpty()) parts << QStringLiteral("inputs %1").arg(inputsB.join(QStringLiteral(" ")));
         for (const PrecisionRule& r : precisionB)
             parts << QStringLiteral("%1 on %2")
                          .arg(QString::fromLatin1(precisionName(r.precision)),
@@ -95,10 +99,14 @@ CompareResultPtr CompareRunner::compute(
             : spec.source == CompareSpec::Source::SameModel ? paramsA.toStdString()
                                                             : std::string();
         auto b = std::make_shared<load::LoadedModel>(load::loadModel(modelB, paramsB, 0));
-        auto inputsB = std::make_shared<const std::vector<Tensor>>(inputsFor(*b, inputs));
+        std::vector<std::string> specs;
+        for (const QString& i : spec.inputsB)
+            specs.push_back(i.toStdString());
+        auto inputsB = std::make_shared<const std::vector<Tensor>>(
+            specs.empty() ? inputsFor(*b, inputs) : load::gatherInputs(*b, specs, 0));
         initialise(*b, *inputsB);
         futureB = std::async(std::launch::async, [b, inputsB, &spec, &result]() -> std::shared_ptr<const Graph> {
-            return debug::recordBlockRun(*b->block, *inputsB, spec.kernelsB, spec.precisionB, result->b);
+            return debug::recordBlockRun(*b->block, *inputsB, spec.kernelsB, spec.precisionB, result->b, spec.modeB);
         });
     }
     try {

@@ -5,6 +5,7 @@
 // recorded on worker threads of their own, away from the debug session's worker, and compared.
 
 #include "debug/compare.h"
+#include "debug/compare_sources.h"
 #include "exec/precision_rules.h"
 
 #include <memory>
@@ -14,6 +15,7 @@
 #include <QList>
 #include <QObject>
 #include <QString>
+#include <QStringList>
 
 namespace opscope::gui {
 
@@ -25,6 +27,10 @@ struct CompareSpec {
     QString paramsB; ///< a checkpoint for B's model (empty: the model's own parameters)
     QString savedB; ///< Saved: a folder `run --dump` wrote, or an .npz archive
     KernelKind kernelsB = KernelKind::Auto;
+    debug::RunMode modeB = debug::RunMode::Hybrid; ///< eager, hybrid or static (run A is hybrid)
+    /// B's own inputs as NAME=SOURCE (a .npy file or SHAPE[:fill], as opscope-cli's --input);
+    /// empty: A's.
+    QStringList inputsB;
     std::vector<PrecisionRule> precisionB; ///< nodes of B computing in float16 / bfloat16
     QString mapFile; ///< B's names to A's (debug::readNameMap); empty: none
     debug::CompareTolerance tol;

@@ -49,6 +49,13 @@ TEST(Diff, IdenticalRunsAgreeAndKernelsAreWithinTolerance)
     EXPECT_NE(lastLine(same.out).find("no divergence"), std::string::npos) << same.out;
     Result kernels = run("diff sample:lenet --kernels-b reference --rtol 1e-3 --atol 1e-4");
     EXPECT_EQ(kernels.status, 0) << kernels.out;
+    // Eager against hybridized, and static_shape: the same names, the same values.
+    for (const char* mode : { "eager", "static_shape" }) {
+        Result m = run(std::string("diff sample:lenet --mode-b ") + mode);
+        EXPECT_EQ(m.status, 0) << mode << "\n" << m.out;
+        EXPECT_NE(lastLine(m.out).find("no divergence: 28 tensors"), std::string::npos) << m.out;
+    }
+    EXPECT_EQ(run("diff sample:lenet --mode-b eager --half-b all").status, 2) << "precision is emulated hybridized";
 }
 
 TEST(Diff, APerturbedParameterIsFoundAtTheLayerThatReadsIt)

@@ -142,6 +142,13 @@ TEST(CompareWindow, TheSameRunAgainAgreesEverywhereAndASavedRunIsFoundWhereItDif
     EXPECT_EQ(*r->comparison.firstDivergentNode, "hybridsequential0_residualunit1_conv0_fwd");
     EXPECT_LT(w->graphPanel()->model()->marks(QStringLiteral("hybridsequential0_conv0_fwd")).divergence, 0.0f)
         << "not in the saved run: unmatched";
+    // B on other inputs, eagerly: it parts ways at the first op.
+    CompareSpec other;
+    other.modeB = debug::RunMode::Eager;
+    other.inputsB = { QStringLiteral("data=1x3x32x32:zeros") };
+    ASSERT_TRUE(compareAndWait(*w, other));
+    ASSERT_TRUE(w->comparison()->comparison.firstDivergentNode);
+    EXPECT_EQ(*w->comparison()->comparison.firstDivergentNode, "hybridsequential0_conv0_fwd");
     // A saved run that is not there: a message, the graph as it was.
     CompareSpec missing = saved;
     missing.savedB = dir.path() + QStringLiteral("/none.npz");
@@ -164,6 +171,10 @@ TEST(CompareWindow, TheCompareOptionIsParsedAndRefusesWhatItDoesNotKnow)
     EXPECT_EQ(s.kernelsB, KernelKind::Reference);
     EXPECT_EQ(s.tol.rtol, 0.01);
     EXPECT_EQ(s.describeB(), QStringLiteral("reference kernels, float16 on Convolution, bfloat16 on all nodes"));
+    ASSERT_TRUE(parseCompareSpec(QStringLiteral("mode=eager,input=data=1x1x28x28:zeros"), &s, &error)) << error.toStdString();
+    EXPECT_EQ(s.modeB, debug::RunMode::Eager);
+    EXPECT_EQ(s.inputsB, QStringList { QStringLiteral("data=1x1x28x28:zeros") });
+    EXPECT_FALSE(parseCompareSpec(QStringLiteral("mode=fast"), &s, &error));
     EXPECT_FALSE(parseCompareSpec(QStringLiteral("colour=red"), &s, &error));
     EXPECT_TRUE(error.contains(QStringLiteral("colour")));
     EXPECT_FALSE(parseCompareSpec(QStringLiteral("kernels=gpu"), &s, &error));
