@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <exception>
 #include <limits>
 #include <set>
 #include <thread>
@@ -100,7 +101,8 @@ const TensorDiff* Comparison::find(const std::string& tensor) const
 
 double metricOf(const TensorDiff& d, Metric m)
 {
-    if (!d.problem.empty()) return std::numeric_limits<double>::infinity();
+    if (!d.problem.empty()) // not comparable: the worst value
+        return m == Metric::Sqnr ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
     switch (m) {
     case Metric::MaxAbs:
         return d.nanOnlyA || d.nanOnlyB ? std::numeric_limits<double>::infinity() : d.maxAbs;
@@ -219,18 +221,25 @@ Comparison compareRuns(const Graph& graph, const RecordedRun& a, const RecordedR
     // The pairs are independent: both cores take them in turn when there is enough to share.
     c.diffs.resize(pairs.size());
     std::atomic<size_t> next { 0 };
-    auto work = [&] {
-        for (size_t i = next++; i < pairs.size(); i = next++)
-            c.diffs[i] = compareTensors(std::string(), pairs[i].first->view(),
-                pairs[i].second->view(), tol);
+    std::exception_ptr failed[2];
+    auto work = [&](int worker) {
+        try {
+            for (size_t i = next++; i < pairs.size(); i = next++)
+                c.diffs[i] = compareTensors(std::string(), pairs[i].first->view(), pairs[i].second->view(), tol);
+        } catch (...) {
+            failed[worker] = std::current_exception();
+            next = pairs.size(); // the other stops too
+        }
     };
     if (elements >= (1 << 20) && std::thread::hardware_concurrency() > 1) {
-        std::thread helper(work);
-        work();
+        std::thread helper(work, 1);
+        work(0);
         helper.join();
     } else {
-        work();
+        work(0);
     }
+    for (const std::exception_ptr& e : failed)
+        if (e) std::rethrow_exception(e);
     for (const auto& [name, i] : index)
         c.diffs[i].name = name;
     for (const std::string& name : b.order)

@@ -10,6 +10,8 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <iterator>
+#include <map>
 #include <set>
 
 namespace opscope {
@@ -192,6 +194,10 @@ std::vector<std::pair<std::string, Tensor>> readNpz(const std::string& path)
     Archive z(path);
     std::vector<std::pair<std::string, Tensor>> arrays;
     std::set<std::string> names;
+    // What the members hold together must fit too (records may point at the same data: a small
+    // file that inflates to much more is refused, not read until memory runs out).
+    uint64_t total = 0;
+    std::map<uint64_t, uint64_t> ranges; // member data: begin -> end
     for (const Member& m : readDirectory(z)) {
         const std::string where = "member '" + m.name + "'";
         if (m.flags & 1u) fail(path, m.centralOffset, where + " is encrypted");
@@ -211,6 +217,17 @@ std::vector<std::pair<std::string, Tensor>> readNpz(const std::string& path)
         const std::string local = z.read(m.localOffset, 30, "a local header");
         if (le(local, 0, 4) != kLocalSig) fail(path, m.localOffset, where + ": no local header here");
         const uint64_t dataOffset = m.localOffset + 30 + le(local, 26, 2) + le(local, 28, 2);
+        total += m.size;
+        if (total > static_cast<uint64_t>(memoryLimit()))
+            throw ResourceError(path + ": the members hold more than the memory limit " + formatBytes(memoryLimit()));
+        if (m.compressed > 0) {
+            const uint64_t end = dataOffset + m.compressed;
+            auto next = ranges.lower_bound(dataOffset);
+            const bool overlaps = (next != ranges.end() && next->first < end)
+                || (next != ranges.begin() && std::prev(next)->second > dataOffset);
+            if (overlaps) fail(path, m.centralOffset, where + ": its data overlaps another member's");
+            ranges[dataOffset] = end;
+        }
         const std::string packed = z.read(dataOffset, m.compressed, (where + "'s data").c_str());
         std::string bytes = m.method == 0 ? packed : inflateMember(z, m, packed, dataOffset);
         const uLong crc = crc32_z(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(bytes.data()), bytes.size());

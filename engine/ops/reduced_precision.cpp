@@ -1,5 +1,7 @@
 #include "ops/reduced_precision.h"
 
+#include "core/error.h"
+
 #include <algorithm>
 #include <vector>
 
@@ -41,6 +43,11 @@ public:
 
     void run(std::span<const Tensor* const> in, std::span<Tensor* const> out, RunContext& ctx) override
     {
+        // A training kernel may update an input in place (BatchNorm's moving statistics): a rounded
+        // copy would lose that, so the emulation is for inference only.
+        if (ctx.training)
+            throw UsageError(std::string("reduced precision (") + precisionName(m_precision)
+                + ") is emulated for inference runs, not training");
         m_rounded.resize(in.size());
         m_in.assign(in.begin(), in.end());
         for (size_t i = 0; i < in.size(); ++i) {

@@ -77,7 +77,8 @@ QVariant RunRecordModel::data(const QModelIndex& index, int role) const
             return QString();
         case Sqnr:
             if (const NodeDiff* d = divergenceOf(op))
-                return std::isinf(d->sqnrDb) ? QStringLiteral("∞") : QString::number(d->sqnrDb, 'f', 1);
+                return std::isinf(d->sqnrDb) ? (d->sqnrDb > 0 ? QStringLiteral("∞") : QStringLiteral("−∞"))
+                                             : QString::number(d->sqnrDb, 'f', 1);
             return QString();
         case Diverges:
             if (const NodeDiff* d = divergenceOf(op)) return d->diverges ? QStringLiteral("diverges") : QString();
@@ -106,7 +107,8 @@ QVariant RunRecordModel::data(const QModelIndex& index, int role) const
             return -1.0;
         case Sqnr:
             // Ascending SQNR puts the worst first, as ascending relative L2 puts the best first.
-            if (const NodeDiff* d = divergenceOf(op)) return std::isinf(d->sqnrDb) ? 1e300 : d->sqnrDb;
+            if (const NodeDiff* d = divergenceOf(op))
+                return std::isinf(d->sqnrDb) ? (d->sqnrDb > 0 ? 1e300 : -1e300) : d->sqnrDb;
             return 2e300;
         case Diverges:
             if (const NodeDiff* d = divergenceOf(op)) return d->diverges ? 1 : 0;

@@ -118,8 +118,10 @@ CompareResultPtr CompareRunner::compute(
     if (futureB.valid()) {
         const std::shared_ptr<const Graph> graphB = futureB.get();
         // Another model: what its names do not meet is matched by position and operator.
-        if (spec.source == CompareSpec::Source::OtherModel && graphB)
-            result->b = debug::renamed(std::move(result->b), debug::matchByPosition(*result->graph, result->a, *graphB, result->b));
+        if (spec.source == CompareSpec::Source::OtherModel && graphB) {
+            const auto byPosition = debug::matchByPosition(*result->graph, result->a, *graphB, result->b);
+            result->b = debug::renamed(std::move(result->b), byPosition);
+        }
     } else {
         const std::string saved = spec.savedB.toStdString();
         result->b = QFileInfo(spec.savedB).isDir() ? debug::readDumpFolder(saved, result->a) : debug::readNpzRun(saved);

@@ -29,6 +29,13 @@ TEST(Compare, IdenticalTensorsHaveExactMetrics)
     EXPECT_EQ(e.nanOnlyB, 1);
     EXPECT_TRUE(e.diverges);
     EXPECT_NEAR(e.sqnrDb, 10 * std::log10(14 / 0.25), 1e-9);
+    // A pair that cannot be compared is the worst on every metric (SQNR: -inf).
+    const Tensor c = Tensor::fromValues(Shape({ 2, 2 }), std::vector<float> { 1, 2, 3, 4 });
+    const Tensor three = Tensor::fromValues(Shape({ 3 }), std::vector<float> { 1, 2, 3 });
+    const debug::TensorDiff bad = debug::compareTensors("t", c.view(), three.view(), {});
+    EXPECT_FALSE(bad.problem.empty());
+    EXPECT_EQ(debug::metricOf(bad, debug::Metric::Sqnr), -INFINITY);
+    EXPECT_EQ(debug::metricOf(bad, debug::Metric::RelL2), INFINITY);
 }
 
 

@@ -128,3 +128,16 @@ TEST(ReducedPrecision, ANodeInReducedPrecisionIsNeverFused)
             ASSERT_EQ(out.data()[i], roundToHalf(out.data()[i])) << target << " rounds what it writes";
     }
 }
+
+TEST(ReducedPrecision, ATrainingRunIsRefused)
+{
+    // A training kernel updates inputs in place (BatchNorm's statistics); rounded copies would lose it.
+    const auto g = test::mlpGraph();
+    Executor e(g, test::staticFlags(false));
+    e.setPrecision(resolvePrecision(*g, { { "all", Precision::Float16 } }));
+    RunContext training;
+    training.training = true;
+    EXPECT_THROW(e.run(test::mlpInputs(2), training), Error);
+    RunContext inference;
+    EXPECT_NO_THROW(e.run(test::mlpInputs(2), inference));
+}

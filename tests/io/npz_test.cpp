@@ -92,6 +92,16 @@ TEST(Npz, DamagedArchivesNameTheFileMemberAndByte)
     dir[end + 16] = static_cast<char>(0xf0);
     dir[end + 19] = 0x70;
     EXPECT_NE(errorOf(dir).find("outside the file"), std::string::npos) << errorOf(dir);
+    // Two directory records pointing at one member's data (a small file inflating to much more).
+    const std::string twoPath = tempPath("two.npz");
+    const Tensor t = Tensor::fromValues(Shape({ 4 }), std::vector<float> { 1, 2, 3, 4 });
+    writeNpz(twoPath, { { "a", t.view() }, { "b", t.view() } });
+    std::string two = readBytes(twoPath);
+    const size_t second = two.find("PK\x01\x02", two.find("PK\x01\x02") + 4);
+    ASSERT_NE(second, std::string::npos);
+    for (int k = 0; k < 4; ++k)
+        two[second + 42 + static_cast<size_t>(k)] = 0; // its local header: the first member's
+    EXPECT_NE(errorOf(two).find("overlaps"), std::string::npos) << errorOf(two);
     // Every truncation and every single-byte change is an error or a result, never a crash.
     for (size_t cut = 0; cut < stored.size(); cut += 7)
         errorOf(stored.substr(0, cut));
