@@ -15,11 +15,6 @@
 namespace opscope::cli {
 
 namespace {
-    KernelKind kindOf(const std::string& k)
-    {
-        return k == "reference" ? KernelKind::Reference : k == "onednn" ? KernelKind::Dnnl : KernelKind::Auto;
-    }
-
     // Opens FILE for writing before the model runs, so that a path that cannot be written is
     // refused at once rather than after the passes.
     bool openOut(const std::string& path, std::ofstream& out)
@@ -59,7 +54,7 @@ int benchCommand(const BenchOptions& o)
         flags.static_shape = o.mode == "static_shape";
         flags.fuse = !o.noFuse;
         m.block->hybridize(true, flags);
-        m.block->set_kernel_kind(kindOf(o.kernels));
+        m.block->set_kernel_kind(kernelKindOf(o.kernels));
         gluon::HookHandle hook;
         if (o.hook) hook = m.block->register_op_hook([](std::string_view, std::string_view, const TensorView&) {});
 

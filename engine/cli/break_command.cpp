@@ -71,7 +71,7 @@ int runWithBreakpoints(const RunOptions& o)
                         const Node& n = g->node(id);
                         if (n.isVariable()) continue;
                         for (size_t k = 0; k < n.inputs.size(); ++k)
-                            names.order.push_back(n.name + "_" + n.inputSlots[k]);
+                            names.order.push_back(g->inputName(id, k));
                         for (int k = 0; k < n.numOutputs; ++k)
                             names.order.push_back(g->outputName({ id, static_cast<uint32_t>(k), 0 }));
                     }

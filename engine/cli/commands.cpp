@@ -72,6 +72,11 @@ namespace {
     }
 }
 
+KernelKind kernelKindOf(const std::string& name)
+{
+    return name == "reference" ? KernelKind::Reference : name == "onednn" ? KernelKind::Dnnl : KernelKind::Auto;
+}
+
 int fail(int status, const std::string& message)
 {
     std::cerr << "opscope-cli: " << message << "\n";

@@ -31,6 +31,9 @@ struct RunOptions {
     std::string reference;
 };
 
+/// The kernels `--kernels` names: "reference", "onednn", else (auto) Auto.
+KernelKind kernelKindOf(const std::string& name);
+
 /// Prints "opscope-cli: MESSAGE" on stderr and returns `status`.
 int fail(int status, const std::string& message);
 

@@ -6,11 +6,6 @@
 namespace opscope::cli {
 
 namespace {
-KernelKind kindOf(const std::string& k)
-{
-    return k == "reference" ? KernelKind::Reference : k == "onednn" ? KernelKind::Dnnl : KernelKind::Auto;
-}
-
 // Runs `f`, turning what it throws into an exit status with its message.
 template <class F> int guarded(const std::string& what, F f)
 {
@@ -40,7 +35,7 @@ int recordRun(const LiveRun& live, debug::RecordedRun& run, std::shared_ptr<cons
     std::vector<Tensor> in;
     if (const int status = prepareRun(o, m, in); status != kOk) return status;
     return guarded(live.model, [&] {
-        graph = debug::recordBlockRun(*m.block, in, kindOf(live.kernels), live.precision, run,
+        graph = debug::recordBlockRun(*m.block, in, kernelKindOf(live.kernels), live.precision, run,
             debug::parseRunMode(live.mode).value_or(debug::RunMode::Hybrid));
     });
 }

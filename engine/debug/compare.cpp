@@ -206,7 +206,11 @@ Comparison compareRuns(const Graph& graph, const RecordedRun& a, const RecordedR
 {
     Comparison c;
     std::map<std::string, size_t> index;
-    std::vector<std::pair<const Tensor*, const Tensor*>> pairs;
+    struct Pair {
+        const std::string* name;
+        const Tensor *a, *b;
+    };
+    std::vector<Pair> pairs;
     int64_t elements = 0;
     for (const std::string& name : a.order) {
         auto it = b.tensors.find(name);
@@ -215,7 +219,7 @@ Comparison compareRuns(const Graph& graph, const RecordedRun& a, const RecordedR
             continue;
         }
         index[name] = pairs.size();
-        pairs.emplace_back(&a.tensors.at(name), &it->second);
+        pairs.push_back({ &name, &a.tensors.at(name), &it->second });
         elements += it->second.size();
     }
     // The pairs are independent: both cores take them in turn when there is enough to share.
@@ -225,7 +229,7 @@ Comparison compareRuns(const Graph& graph, const RecordedRun& a, const RecordedR
     auto work = [&](int worker) {
         try {
             for (size_t i = next++; i < pairs.size(); i = next++)
-                c.diffs[i] = compareTensors(std::string(), pairs[i].first->view(), pairs[i].second->view(), tol);
+                c.diffs[i] = compareTensors(*pairs[i].name, pairs[i].a->view(), pairs[i].b->view(), tol);
         } catch (...) {
             failed[worker] = std::current_exception();
             next = pairs.size(); // the other stops too
@@ -240,8 +244,6 @@ Comparison compareRuns(const Graph& graph, const RecordedRun& a, const RecordedR
     }
     for (const std::exception_ptr& e : failed)
         if (e) std::rethrow_exception(e);
-    for (const auto& [name, i] : index)
-        c.diffs[i].name = name;
     for (const std::string& name : b.order)
         if (!a.tensors.count(name)) c.onlyB.push_back(name);
     auto diverged = [&](const std::string& name) {
@@ -260,7 +262,7 @@ Comparison compareRuns(const Graph& graph, const RecordedRun& a, const RecordedR
         bool inputsAgree = true;
         for (size_t k = 0; k < n.inputs.size() && inputsAgree; ++k) {
             if (graph.node(n.inputs[k].node).isVariable()) continue;
-            if (diverged(n.name + "_" + n.inputSlots[k]) || diverged(graph.outputName(n.inputs[k]))) inputsAgree = false;
+            if (diverged(graph.inputName(id, k)) || diverged(graph.outputName(n.inputs[k]))) inputsAgree = false;
         }
         if (inputsAgree) c.firstDivergentNode = n.name;
     }

@@ -122,7 +122,7 @@ std::map<std::string, std::string> matchByPosition(
             pair(graphB.outputName({ opsB[j], static_cast<uint32_t>(k), 0 }),
                 graphA.outputName({ opsA[i], static_cast<uint32_t>(k), 0 }));
         for (size_t k = 0; k < std::min(na.inputs.size(), nb.inputs.size()); ++k)
-            pair(nb.name + "_" + nb.inputSlots[k], na.name + "_" + na.inputSlots[k]);
+            pair(graphB.inputName(opsB[j], k), graphA.inputName(opsA[i], k));
     }
     return map;
 }

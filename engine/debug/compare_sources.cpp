@@ -92,7 +92,7 @@ std::map<std::string, std::string> readNameMap(const std::string& path, const Gr
                 for (uint32_t n = 0; n < graphA.size() && tensor.empty(); ++n) {
                     const Node& node = graphA.node(n);
                     for (size_t k = 0; k < node.inputs.size() && tensor.empty(); ++k)
-                        if (node.inputs[k].node == *id) tensor = node.name + "_" + node.inputSlots[k];
+                        if (node.inputs[k].node == *id) tensor = graphA.inputName(n, k);
                 }
             }
         }

@@ -235,8 +235,8 @@ std::shared_ptr<const PauseEvent> DebugObserver::makeEvent(
 bool DebugObserver::differs(const OpEvent& e, bool input, size_t k, double threshold) const
 {
     if (!m_options.reference) return false;
-    const std::string name = input ? e.node.name + "_" + e.node.inputSlots[k]
-                                   : e.graph.outputName({ e.nodeId, static_cast<uint32_t>(k), 0 });
+    const std::string name
+        = input ? e.graph.inputName(e.nodeId, k) : e.graph.outputName({ e.nodeId, static_cast<uint32_t>(k), 0 });
     const auto it = m_options.reference->tensors.find(name);
     if (it == m_options.reference->tensors.end()) return false;
     const TensorView& mine = input ? e.inputs[k] : e.outputs[k];

@@ -227,6 +227,12 @@ std::string Graph::outputName(const NodeEntry& e) const
     return n.name + "_" + n.outputSlots[e.index];
 }
 
+std::string Graph::inputName(uint32_t node, size_t slot) const
+{
+    const Node& n = m_nodes[node];
+    return n.name + "_" + n.inputSlots[slot];
+}
+
 std::vector<Shape> Graph::inferShapes(const std::vector<Shape>& variableShapes) const
 {
     return inferShapesImpl(variableShapes, false);

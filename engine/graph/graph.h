@@ -81,6 +81,8 @@ public:
     const std::vector<uint32_t>& rowPtr() const { return m_rowPtr; }
     /// "<node>_<slot>" for an output entry (MXNet's op-hook tensor name).
     std::string outputName(const NodeEntry& e) const;
+    /// "<node>_<slot>" for input `slot` of an op node (the op-hook name of what it reads).
+    std::string inputName(uint32_t node, size_t slot) const;
 
     /// Infers the shape of every entry from the variables' shapes (by position in variables();
     /// unknown shapes may be completed by operators, e.g. weights). A variable's `__shape__` hint is

@@ -191,12 +191,12 @@ void MainWindow::showCompareFor(const QString& node)
         for (uint32_t k = 0; k < g.size(); ++k)
             for (size_t i = 0; i < g.node(k).inputs.size(); ++i)
                 if (g.node(k).inputs[i].node == *id)
-                    names << QString::fromStdString(g.node(k).name + "_" + g.node(k).inputSlots[i]);
+                    names << QString::fromStdString(g.inputName(k, i));
     } else {
         for (int k = 0; k < n.numOutputs; ++k)
             names << QString::fromStdString(g.outputName({ *id, static_cast<uint32_t>(k), 0 }));
         for (size_t i = 0; i < n.inputs.size(); ++i)
-            names << QString::fromStdString(n.name + "_" + n.inputSlots[i]);
+            names << QString::fromStdString(g.inputName(*id, i));
     }
     QStringList present;
     for (const QString& name : names)

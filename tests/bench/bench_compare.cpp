@@ -23,7 +23,7 @@ struct Recorder : ExecutionObserver {
     ObserverAction onOp(const OpEvent& ev) override
     {
         for (size_t i = 0; i < ev.inputs.size(); ++i)
-            run->add(ev.node.name + "_" + ev.node.inputSlots[i], ev.inputs[i]);
+            run->add(ev.graph.inputName(ev.nodeId, i), ev.inputs[i]);
         for (size_t k = 0; k < ev.outputs.size(); ++k)
             run->add(ev.graph.outputName({ ev.nodeId, static_cast<uint32_t>(k), 0 }), ev.outputs[k]);
         return ObserverAction::Continue;
