@@ -4,6 +4,7 @@
 #include "cli/break_command.h"
 #include "cli/commands.h"
 #include "cli/diff_command.h"
+#include "cli/explain_command.h"
 #include "cli/train_command.h"
 
 #include <CLI/CLI.hpp>
@@ -49,8 +50,13 @@ int main(int argc, char** argv)
         "for diff>T: the run to compare each tensor with (an .npz, or a folder run --monitor-all --dump wrote)");
 
     TrainOptions t;
-    auto* train = app.add_subcommand("train", "train a built-in sample on its own data (mlp: spirals, lenet: digits)");
-    train->add_option("MODEL", t.model, "sample:mlp or sample:lenet")->required();
+    auto* train = app.add_subcommand("train", "train a built-in sample on a data set (mlp: spirals, lenet: real MNIST digits, fashion: Fashion-MNIST)");
+    train->add_option("MODEL", t.model, "sample:mlp, sample:lenet or sample:fashion")->required();
+    train->add_option("--data", t.data,
+        "the data set: mnist, fashion, digits (synthetic), spirals or moons (default: the sample's own)");
+    train->add_option("--augment", t.augment,
+        "add K randomly rotated, scaled, sheared and shifted copies of each training image (default: the sample's)")
+        ->check(CLI::Range(0, 20));
     train->add_option("--epochs", t.epochs, "epochs (default: the sample's)")->check(CLI::PositiveNumber);
     train->add_option("--batch", t.batch, "mini-batch size (default: the sample's)")->check(CLI::PositiveNumber);
     train->add_option("--lr", t.lr, "learning rate (default: the sample's)")->check(CLI::PositiveNumber);
@@ -96,6 +102,25 @@ int main(int argc, char** argv)
     diff->add_option("--atol", d.atol, "absolute tolerance (default 1e-5)")->check(CLI::NonNegativeNumber);
     diff->add_option("--json", d.json, "write every tensor's metrics and the first divergent node to FILE");
 
+    ExplainOptions x;
+    auto* explain = app.add_subcommand("explain", "why a classifier gave its answer: saliency, gradient×input, Grad-CAM or occlusion");
+    explain->add_option("MODEL", x.model, "a .onnx, a -symbol.json or sample:NAME")->required();
+    explain->add_option("--params", x.params, "parameter file (default: beside the symbol file, highest epoch)");
+    explain->add_option("--input", x.inputs, "NAME=FILE.npy or NAME=SHAPE[:fill] (default: a sample's own input)");
+    explain->add_option("--seed", x.seed, "seed of generated inputs and of sample parameters");
+    explain->add_option("--method", x.method, "saliency (default), gradient-x-input, gradcam or occlusion")
+        ->check(CLI::IsMember({ "saliency", "gradient-x-input", "gradxinput", "gradcam", "occlusion" }));
+    explain->add_option("--class", x.classIndex, "the class to explain (default: the top one)")->check(CLI::NonNegativeNumber);
+    explain->add_option("--layer", x.layer, "gradcam: the node whose feature maps to use (default: the last convolution)");
+    explain->add_option("--patch", x.patch, "occlusion: patch side in pixels (default: a seventh of the height)")
+        ->check(CLI::PositiveNumber);
+    explain->add_option("--stride", x.stride, "occlusion: step between patches (default: half the patch)")
+        ->check(CLI::PositiveNumber);
+    explain->add_option("--top", x.top, "how many top classes to list (default 5)")->check(CLI::PositiveNumber);
+    explain->add_option("--output", x.output, "write the heat map as .npy (float32, (H, W) for an image)");
+    explain->add_option("--png", x.png, "write the heat map over the input as a PNG");
+    explain->add_option("--json", x.json, "write the class, its score, the top classes and the peak as JSON");
+
     BenchOptions b;
     auto* bench = app.add_subcommand("bench", "time whole passes of a model and each of its ops, slowest first");
     bench->add_option("MODEL", b.model, "a .onnx, a -symbol.json or sample:NAME")->required();
@@ -131,6 +156,7 @@ int main(int argc, char** argv)
         if (app.got_subcommand("list")) return listCommand();
         if (app.got_subcommand("train")) return trainCommand(t);
         if (app.got_subcommand("bench")) return benchCommand(b);
+        if (app.got_subcommand("explain")) return explainCommand(x);
         if (app.got_subcommand("info")) return infoCommand(infoModel, infoParams, infoInputs);
         if (app.got_subcommand("diff")) {
             if (!d.modelB.empty() + !d.dumpB.empty() + !d.npzB.empty() > 1)

@@ -112,14 +112,14 @@ private:
 int trainCommand(const TrainOptions& o)
 {
     if (o.model.rfind("sample:", 0) != 0) {
-        return fail(kUsage, "train: " + o.model + ": only built-in samples train (sample:mlp, sample:lenet)");
+        return fail(kUsage, "train: " + o.model + ": only built-in samples train (sample:mlp, sample:lenet, sample:fashion)");
     }
     const std::string name = o.model.substr(7);
     samples::Sample sample;
     samples::TrainSetup setup;
     try {
         sample = samples::makeSample(name, o.seed, false); // from its initial parameters, reproducibly
-        setup = samples::trainingSetup(name, o.seed);
+        setup = samples::trainingSetup(name, o.seed, o.data, o.augment);
     } catch (const std::exception& e) {
         return fail(kUsage, std::string("train: ") + e.what());
     }
@@ -142,7 +142,9 @@ int trainCommand(const TrainOptions& o)
     if (o.epochs > 0) setup.epochs = o.epochs;
     if (o.batch > 0) setup.batch = o.batch;
     if (o.lr > 0) setup.learningRate = o.lr;
-    std::cout << "training " << name << ": " << setup.train.data.shape()[0] << " samples, "
+    std::cout << "training " << name << " on " << setup.data << ": " << setup.train.data.shape()[0] << " samples"
+              << (setup.augment > 0 ? " (with " + std::to_string(setup.augment) + " transformed copies of each)" : "")
+              << ", "
               << setup.test.data.shape()[0] << " held out, " << setup.optimizer << " lr " << setup.learningRate
               << ", batch " << setup.batch << ", " << setup.epochs << " epochs\n";
     std::unique_ptr<DebuggedSteps> debugged;

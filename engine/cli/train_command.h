@@ -6,10 +6,12 @@
 
 namespace opscope::cli {
 
-/// `train sample:NAME [--epochs N] [--batch B] [--lr X] [--seed S] [--save PREFIX]
+/// `train sample:NAME [--data mnist|fashion|digits|spirals|moons] [--augment K] [--epochs N] [--batch B] [--lr X] [--seed S] [--save PREFIX]
 /// [--break NODE[:before|:after]]… [--break-on [grad ]COND]… [--dump DIR]`.
 struct TrainOptions {
     std::string model;
+    std::string data; ///< "": the sample's own data set
+    int augment = -1; ///< augmented copies of each training image; -1: the sample's default
     int epochs = 0; ///< 0: the sample's default
     int64_t batch = 0;
     double lr = 0;

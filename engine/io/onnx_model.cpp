@@ -94,6 +94,34 @@ namespace {
     // ONNX 1.12's shape inference divides by some attributes without checking them (a Conv with
     // strides 0 is a division by zero in convPoolShapeInference): what it would trip on is refused
     // first, naming the node.
+    // ONNX's shape inference takes a convolution's window from its weight when kernel_shape is not
+    // given, and indexes pads, strides and dilations (sized by the input's rank) with it: a weight of
+    // another rank than the input reads past their ends. With the window written out (what the
+    // attribute means anyway), the inference compares the ranks and fails cleanly instead.
+    void pinConvolutionWindows(onnx::GraphProto& g)
+    {
+        std::map<std::string, const onnx::TensorProto*> initializers;
+        for (const auto& t : g.initializer())
+            initializers[t.name()] = &t;
+        for (auto& node : *g.mutable_node()) {
+            const std::string& op = node.op_type();
+            int weight = -1;
+            if (op == "Conv" || op == "ConvTranspose" || op == "ConvInteger" || op == "DeformConv") weight = 1;
+            if (op == "QLinearConv") weight = 3;
+            if (weight < 0 || node.input_size() <= weight) continue;
+            bool given = false;
+            for (const auto& a : node.attribute())
+                given = given || a.name() == "kernel_shape";
+            auto it = initializers.find(node.input(weight));
+            if (given || it == initializers.end() || it->second->dims_size() < 3) continue;
+            onnx::AttributeProto* a = node.add_attribute();
+            a->set_name("kernel_shape");
+            a->set_type(onnx::AttributeProto::INTS);
+            for (int d = 2; d < it->second->dims_size(); ++d)
+                a->add_ints(it->second->dims(d));
+        }
+    }
+
     void checkBeforeOnnxInference(const onnx::GraphProto& g, const std::string& path)
     {
         // The version converter's import also assumes every value is produced once, before it is
@@ -195,6 +223,7 @@ OnnxDocument OnnxDocument::normalise(std::shared_ptr<Impl> impl, bool fromFile)
     }
     impl->originalOpset = opset;
     checkBeforeOnnxInference(model.graph(), path);
+    pinConvolutionWindows(*model.mutable_graph());
     if (opset < kMinOpset) {
         try {
             // The converter's adapters need the shapes shape inference gives.

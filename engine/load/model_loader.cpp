@@ -202,6 +202,7 @@ LoadedModel loadModel(const std::string& spec, const std::string& paramsFile, ui
             m.block = s.block;
             m.inputNames = s.inputNames;
             m.defaultInputs = s.defaultInputs;
+            m.classNames = s.classNames;
             m.format = "sample";
             for (const Tensor& t : s.defaultInputs) {
                 m.inputShapeHints.push_back(t.shape());

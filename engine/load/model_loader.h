@@ -31,6 +31,7 @@ struct LoadedModel {
     /// inference gives it (withLabels), as MXNet's predictor does.
     std::vector<std::string> labelNames;
     std::vector<Tensor> defaultInputs; ///< samples only
+    std::vector<std::string> classNames; ///< what a classifier's outputs mean (samples that name them), by index
     std::vector<Shape> inputShapeHints; ///< from `__shape__` where the file gives one (else unknown)
     /// The element type each of inputNames takes (float32 where the model does not say): a file of
     /// another type is converted to it, with a note (gatherInputs).

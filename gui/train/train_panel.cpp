@@ -210,7 +210,7 @@ bool TrainPanel::canTrainModel() const
 QString TrainPanel::unavailableMessage() const
 {
     if (!m_model) return tr("No model");
-    return canTrainModel() ? QString() : tr("This model has no training data: mlp and lenet train");
+    return canTrainModel() ? QString() : tr("This model has no training data: mlp, lenet and fashion train");
 }
 
 void TrainPanel::setModel(ModelInfoPtr model)

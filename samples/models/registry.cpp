@@ -4,6 +4,7 @@
 #include "gluon/name_manager.h"
 #include "io/params_file.h"
 #include "models/onnx_samples.h"
+#include "models/real_data.h"
 #include "models/sample_models.h"
 #include "tensor/random.h"
 
@@ -13,6 +14,8 @@ namespace opscope::samples {
 
 extern const unsigned char kLenetWeights[];
 extern const std::size_t kLenetWeights_size;
+extern const unsigned char kFashionWeights[];
+extern const std::size_t kFashionWeights_size;
 
 namespace {
 struct Entry {
@@ -31,8 +34,11 @@ struct Entry {
 const Entry kEntries[] = {
     { "mlp", "multilayer perceptron on 2-D points (spirals): Dense(32, relu), Dense(32, relu), Dense(3)", makeMlp },
     { "lenet", "the MNIST network of MXNet's Gluon tutorial: two tanh Conv2D + max pooling, two tanh Dense",
-        makeLenet, "99.4 % on held-out synthetic digits", kLenetWeights, &kLenetWeights_size,
+        makeLenet, "98.6 % on 1,996 held-out real MNIST digits", kLenetWeights, &kLenetWeights_size,
         "lenet-0000.params (built in)" },
+    { "fashion", "a small CNN for Fashion-MNIST (clothes): two relu Conv2D + max pooling, Dense(64, relu), Dense(10)",
+        makeFashion, "91.9 % on Fashion-MNIST's 10,000 test images", kFashionWeights, &kFashionWeights_size,
+        "fashion-0000.params (built in)" },
     { "mini-resnet", "small residual network: Conv2D, BatchNorm, residual add, global average pooling",
         makeMiniResnet },
     { "tiny-transformer",
@@ -104,6 +110,12 @@ Sample makeSample(const std::string& name, uint64_t seed, bool pretrained)
         s.name = e.name;
         s.description = e.description;
         s.trainedWeights = pretrained && e.weights;
+        if (s.name == "lenet") {
+            for (int d = 0; d < 10; ++d)
+                s.classNames.push_back(std::to_string(d));
+        } else if (s.name == "fashion") {
+            s.classNames = fashionClassNames();
+        }
         if (s.inputNames.empty()) {
             for (size_t i = 0; i < s.defaultInputs.size(); ++i)
                 s.inputNames.push_back(s.defaultInputs.size() == 1 ? std::string("data") : "data" + std::to_string(i));

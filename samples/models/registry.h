@@ -17,14 +17,17 @@ struct Sample {
     std::vector<std::string> inputNames; ///< "data" (or data0, data1…), as the traced graph names them
     std::vector<Tensor> defaultInputs;
     bool trainedWeights = false; ///< set from shipped trained weights (else random from the seed)
+    /// What each output of a classifier means, by class index ("0"… "9" for lenet, Fashion-MNIST's
+    /// names for fashion); empty where the outputs are not named classes.
+    std::vector<std::string> classNames;
 };
 
-/// Names of the built-in models, in display order: mlp, lenet, mini-resnet, tiny-transformer, nan-demo,
-/// onnx-cnn, onnx-transformer.
+/// Names of the built-in models, in display order: mlp, lenet, fashion, mini-resnet, tiny-transformer,
+/// nan-demo, onnx-cnn, onnx-transformer.
 std::vector<std::string> sampleNames();
 /// One-line description of a built-in model.
 std::string sampleDescription(const std::string& name);
-/// Where its weights come from: "trained weights (99.4 % on …)" or "random weights (from the seed)".
+/// Where its weights come from: "trained weights (98.6 % on …)" or "random weights (from the seed)".
 std::string sampleWeights(const std::string& name);
 /// Builds a built-in model (not hybridized) with parameters initialised from `seed` and its default
 /// input. Block names start from a fresh count, so node names are the same every time. With

@@ -4,9 +4,11 @@
 #include "gluon/nn/conv_layers.h"
 #include "gluon/sequential.h"
 #include "models/datasets.h"
+#include "models/sample_images.h"
 #include "tensor/random.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace opscope::samples {
@@ -22,6 +24,15 @@ nn::Conv::Options convOpts(std::optional<std::string> act, int64_t pad = 0, int6
     o.strides = { stride, stride };
     o.use_bias = bias;
     return o;
+}
+
+// A (1, 1, 28, 28) input in [0, 1] from 28×28 gray levels.
+Tensor imageInput(const std::array<uint8_t, 784>& pixels)
+{
+    Tensor t({ 1, 1, 28, 28 });
+    for (size_t i = 0; i < pixels.size(); ++i)
+        t.data()[i] = static_cast<float>(pixels[i]) / 255.0f;
+    return t;
 }
 
 // conv-bn-relu-conv-bn + identity, relu (ResNet v1 basic block, same width).
@@ -201,13 +212,25 @@ Sample makeLenet(uint64_t)
         net->add(std::make_shared<nn::Dense>(10, "tanh"));
     }
     net->initialize(std::make_shared<Xavier>());
-    // Its default input: a handwritten-style 7, prepared as the drawing pad prepares a drawing (the
-    // trained weights read digits that way).
-    const Dataset some = digits(10, 7);
-    int64_t seven = 0;
-    while (seven < 9 && some.label.at(seven) != 7.0f)
-        ++seven;
-    return { {}, {}, net, {}, { some.data[seven].reshape({ 1, 1, 28, 28 }).copy() } };
+    // Its default input: a real MNIST 7.
+    return { {}, {}, net, {}, { imageInput(kMnistSeven) } };
+}
+
+Sample makeFashion(uint64_t)
+{
+    auto net = std::make_shared<HybridSequential>();
+    {
+        auto scope = net->name_scope();
+        net->add(std::make_shared<nn::Conv2D>(16, 3, convOpts("relu", 1)));
+        net->add(std::make_shared<nn::MaxPool2D>(2));
+        net->add(std::make_shared<nn::Conv2D>(32, 3, convOpts("relu", 1)));
+        net->add(std::make_shared<nn::MaxPool2D>(2));
+        net->add(std::make_shared<nn::Dense>(64, "relu"));
+        net->add(std::make_shared<nn::Dense>(10));
+    }
+    net->initialize(std::make_shared<Xavier>());
+    // Its default input: Fashion-MNIST's first test image, an ankle boot.
+    return { {}, {}, net, {}, { imageInput(kFashionAnkleBoot) } };
 }
 
 Sample makeMiniResnet(uint64_t seed)

@@ -6,6 +6,8 @@ namespace opscope::samples {
 
 Sample makeMlp(uint64_t seed);
 Sample makeLenet(uint64_t seed);
+/// A small CNN for Fashion-MNIST: two relu Conv2D(3×3, padded) + max pooling, Dense(64, relu), Dense(10).
+Sample makeFashion(uint64_t seed);
 Sample makeMiniResnet(uint64_t seed);
 Sample makeTinyTransformer(uint64_t seed);
 Sample makeNanDemo(uint64_t seed);

@@ -5,6 +5,8 @@
 #include "gluon/loss.h"
 #include "gluon/metric.h"
 #include "gluon/trainer.h"
+#include "models/augment.h"
+#include "models/real_data.h"
 #include "tensor/random.h"
 
 #include <algorithm>
@@ -42,38 +44,73 @@ double trainBatch(
 
 bool hasTrainingData(const std::string& sample)
 {
-    return sample == "mlp" || sample == "lenet";
+    return sample == "mlp" || sample == "lenet" || sample == "fashion";
 }
 
 TrainSetup trainingDefaults(const std::string& sample)
 {
     TrainSetup s;
     if (sample == "mlp") {
+        s.data = "spirals";
         s.optimizer = "adam";
         s.learningRate = 0.01;
         s.epochs = 40;
         s.batch = 32;
     } else if (sample == "lenet") {
+        s.data = "mnist";
+        s.augment = 2;
+        s.optimizer = "adam";
+        s.learningRate = 0.003;
+        s.epochs = 15;
+        s.decayEpochs = 4;
+        s.batch = 64;
+    } else if (sample == "fashion") {
+        s.data = "fashion";
         s.optimizer = "adam";
         s.learningRate = 0.002;
-        s.epochs = 6;
+        s.epochs = 8;
+        s.decayEpochs = 2;
         s.batch = 64;
     } else {
-        throw UsageError("sample '" + sample + "' has no training data (mlp and lenet have)");
+        throw UsageError("sample '" + sample + "' has no training data (mlp, lenet and fashion have)");
     }
     return s;
 }
 
-TrainSetup trainingSetup(const std::string& sample, uint64_t seed)
+std::vector<std::string> dataSetsFor(const std::string& sample)
+{
+    const std::string own = trainingDefaults(sample).data;
+    std::vector<std::string> out { own };
+    const bool points = own == "spirals" || own == "moons";
+    for (const std::string& d : points ? std::vector<std::string> { "spirals", "moons" }
+                                       : std::vector<std::string> { "mnist", "fashion", "digits" })
+        if (d != own) out.push_back(d);
+    return out;
+}
+
+TrainSetup trainingSetup(const std::string& sample, uint64_t seed, const std::string& data, int augmentCopies)
 {
     TrainSetup s = trainingDefaults(sample);
-    if (sample == "mlp") {
-        s.train = spirals(1500, 3, 0.15, seed * 2 + 1);
-        s.test = spirals(600, 3, 0.15, seed * 2 + 2);
-    } else {
-        s.train = digits(12000, seed * 2 + 1);
-        s.test = digits(2000, seed * 2 + 2);
+    const std::string name = data.empty() ? s.data : data;
+    const std::vector<std::string> fits = dataSetsFor(sample);
+    const std::vector<std::string>& all = dataSetNames();
+    if (std::find(all.begin(), all.end(), name) == all.end())
+        throw UsageError("unknown data set '" + name + "' (known: mnist, fashion, digits, spirals, moons)");
+    if (std::find(fits.begin(), fits.end(), name) == fits.end()) {
+        std::string known;
+        for (const std::string& d : fits)
+            known += (known.empty() ? "" : ", ") + d;
+        const bool points = name == "spirals" || name == "moons";
+        throw UsageError("sample '" + sample + "' cannot train on '" + name + "': its input takes "
+            + (fits.front() == "spirals" ? "2-D points (N, 2)" : "28×28 images (N, 1, 28, 28)") + ", '" + name
+            + "' gives " + (points ? "2-D points" : "28×28 images") + " (it trains on " + known + ")");
     }
+    DataSplit split = loadDataSet(name, seed);
+    s.data = name;
+    if (augmentCopies >= 0) s.augment = augmentCopies;
+    if (name == "spirals" || name == "moons") s.augment = 0;
+    s.train = augment(split.train, s.augment, seed);
+    s.test = std::move(split.test);
     return s;
 }
 
@@ -107,6 +144,8 @@ std::vector<EpochReport> train(gluon::HybridBlock& block, const TrainSetup& setu
     std::vector<EpochReport> reports;
     for (int epoch = 1; epoch <= setup.epochs; ++epoch) {
         const auto t0 = std::chrono::steady_clock::now();
+        if (setup.decayEpochs > 0 && epoch == setup.epochs - setup.decayEpochs + 1)
+            trainer.set_learning_rate(setup.learningRate / 10);
         for (int64_t i = n - 1; i > 0; --i)
             std::swap(order[static_cast<size_t>(i)], order[shuffle.next() % static_cast<uint64_t>(i + 1)]);
         double total = 0;

@@ -22,14 +22,14 @@ TEST(Cli, ListsTheSamples)
 {
     Result r = run("list");
     EXPECT_EQ(r.status, 0);
-    for (const char* s : { "sample:mlp", "sample:lenet", "sample:mini-resnet", "sample:tiny-transformer",
+    for (const char* s : { "sample:mlp", "sample:lenet", "sample:fashion", "sample:mini-resnet", "sample:tiny-transformer",
              "sample:nan-demo", "sample:onnx-cnn", "sample:onnx-transformer" })
         EXPECT_NE(r.out.find(s), std::string::npos) << s;
     // Where each sample's weights come from: a third column.
     std::istringstream lines(r.out);
     std::string line;
     while (std::getline(lines, line)) {
-        const bool trained = line.rfind("sample:lenet\t", 0) == 0;
+        const bool trained = line.rfind("sample:lenet\t", 0) == 0 || line.rfind("sample:fashion\t", 0) == 0;
         const bool onnx = line.rfind("sample:onnx-", 0) == 0;
         EXPECT_NE(line.find(trained ? "\ttrained weights ("
                       : onnx      ? "\tthe file's weights ("

@@ -1,5 +1,7 @@
-// The trained lenet sample recognises digits as people print and draw them: digits rendered in
-// common fonts and drawn as strokes go through the drawing pad's preprocessing, as in the window.
+// The trained lenet sample (real MNIST digits) recognises digits as people print and draw them:
+// digits rendered in Debian's common fonts and drawn as strokes go through the drawing pad's
+// preprocessing, as in the window: ink scaled into a 20-pixel box, its centre of mass at the centre
+// of the 28×28 field, as MNIST's digits were prepared. printed() is the script that renders them.
 
 #include "gui/inputs/drawing_pad.h"
 #include "models/registry.h"
@@ -7,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <QFont>
+#include <QFontDatabase>
 #include <QImage>
 #include <QPainter>
 #include <QPainterPath>
@@ -46,14 +49,23 @@ QImage printed(int digit, const QString& family, bool bold)
 
 } // namespace
 
+// Debian's common fonts (fonts-dejavu-core, fonts-liberation2, fonts-freefont-ttf; .ci/setup installs
+// them), each used only where installed: Qt would otherwise draw another font under its name.
 TEST(Recognition, PrintedDigitsInCommonFonts)
 {
     samples::Sample lenet = samples::makeSample("lenet");
+    const QStringList installed = QFontDatabase::families();
+    std::vector<std::string> families;
+    for (const char* f : { "DejaVu Sans", "DejaVu Serif", "DejaVu Sans Mono", "Liberation Sans", "Liberation Serif",
+             "Liberation Mono", "FreeSans", "FreeSerif", "FreeMono" })
+        if (installed.contains(QString::fromLatin1(f))) families.emplace_back(f);
+    ASSERT_GE(families.size(), 3u) << "DejaVu's fonts (fonts-dejavu-core) are missing";
     int right = 0, total = 0;
     std::string wrong;
-    for (const char* family : { "DejaVu Sans", "DejaVu Serif", "DejaVu Sans Mono" })
+    for (const std::string& familyName : families)
         for (bool bold : { false, true })
             for (int d = 0; d < 10; ++d) {
+                const char* family = familyName.c_str();
                 const int got = predict(lenet, printed(d, QString::fromLatin1(family), bold));
                 ++total;
                 if (got == d)
@@ -62,8 +74,8 @@ TEST(Recognition, PrintedDigitsInCommonFonts)
                     wrong += std::string(" ") + family + (bold ? " bold " : " ") + std::to_string(d) + "->"
                         + std::to_string(got);
             }
-    std::printf("printed digits: %d of %d right;%s\n", right, total, wrong.c_str());
-    EXPECT_GE(right, total * 9 / 10) << wrong;
+    std::printf("printed digits in %zu fonts: %d of %d right;%s\n", families.size(), right, total, wrong.c_str());
+    EXPECT_GE(right * 100, total * 95) << wrong;
 }
 
 namespace {

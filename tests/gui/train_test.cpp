@@ -138,7 +138,7 @@ TEST(Train, SampleWithoutDataShowsTheMessageAndRefuses)
     ASSERT_TRUE(openAndWait(*w, QStringLiteral("sample:nan-demo")));
     TrainPanel* p = w->trainPanel();
     EXPECT_FALSE(p->canTrainModel());
-    EXPECT_EQ(p->unavailableMessage(), QStringLiteral("This model has no training data: mlp and lenet train"));
+    EXPECT_EQ(p->unavailableMessage(), QStringLiteral("This model has no training data: mlp, lenet and fashion train"));
     EXPECT_FALSE(p->startTraining());
     EXPECT_FALSE(p->lastError().isEmpty());
     EXPECT_FALSE(p->isTraining());

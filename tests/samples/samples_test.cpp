@@ -65,7 +65,7 @@ TEST(SampleRegistry, ListsTheModelsAndRejectsUnknownNames)
 {
     EXPECT_EQ(samples::sampleNames(),
         (std::vector<std::string> {
-            "mlp", "lenet", "mini-resnet", "tiny-transformer", "nan-demo", "onnx-cnn", "onnx-transformer" }));
+            "mlp", "lenet", "fashion", "mini-resnet", "tiny-transformer", "nan-demo", "onnx-cnn", "onnx-transformer" }));
     try {
         samples::makeSample("resnet-1000");
         ADD_FAILURE();
