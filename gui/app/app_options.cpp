@@ -1,6 +1,7 @@
 #include "gui/app/app_options.h"
 
 #include "debug/condition.h"
+#include "debug/explain.h"
 #include "gui/compare/compare_dialog.h"
 
 namespace opscope::gui {
@@ -12,7 +13,7 @@ QString appUsage()
         "\n"
         "A debugger for neural networks: the model's graph, breakpoints on its nodes, and the tensors\n"
         "where a run pauses. MODEL is an ONNX .onnx file, an MXNet <prefix>-symbol.json (its .params found beside it) or\n"
-        "sample:NAME (mlp, lenet, mini-resnet, tiny-transformer, nan-demo). Without a model the last\n"
+        "sample:NAME (mlp, lenet, fashion, mini-resnet, tiny-transformer, nan-demo). Without a model the last\n"
         "one opens, or sample:lenet with a breakpoint set.\n"
         "\n"
         "Options:\n"
@@ -25,6 +26,8 @@ QString appUsage()
         "  --compare SPEC                compare the model with run B: KEY=VALUE,... with model, params,\n"
         "                                saved (a --dump folder or .npz), map, kernels, half, bf16 (a node,\n"
         "                                an operator or all), rtol, atol\n"
+        "  --explain METHOD              when the run pauses or ends, explain its prediction in the Explain\n"
+        "                                dock: saliency, gradient-x-input, gradcam or occlusion\n"
         "  --quit                        exit after the screenshot, or once the run pauses or ends\n"
         "  --fresh                       ignore the saved window layout, breakpoints and inputs\n"
         "  --tab histogram|values|image  the inspector's tab when the run pauses\n"
@@ -84,6 +87,15 @@ bool parseAppOptions(const QStringList& arguments, AppOptions* o, QString* error
                 CompareSpec spec;
                 if (!parseCompareSpec(v, &spec, error)) return false;
                 o->compare = v;
+            } else if (is(a, "--explain")) {
+                if (!value(i, QStringLiteral("--explain"), &v)) return false;
+                try {
+                    debug::parseMethod(v.toStdString());
+                } catch (const std::exception& e) {
+                    *error = QStringLiteral("--explain: %1").arg(QString::fromStdString(e.what()));
+                    return false;
+                }
+                o->explain = v;
             } else if (is(a, "--tab")) {
                 if (!value(i, QStringLiteral("--tab"), &v)) return false;
                 if (v != QLatin1String("histogram") && v != QLatin1String("values") && v != QLatin1String("image")) {

@@ -18,7 +18,8 @@ int exitStatusOf(InputProblem problem);
 
 /// The command line: `opscope [MODEL|sample:NAME] [--break NODE[:before|:after]]… [--break-on COND]…
 /// [--run | --train-step] [--screenshot FILE.png] [--quit] [--fresh] [--tab histogram|values|image]
-/// [--input NAME=ones|zeros|uniform|normal|FILE.npy|IMAGE[:invert]|draw:IMAGE]… [--compare SPEC]`.
+/// [--input NAME=ones|zeros|uniform|normal|FILE.npy|IMAGE[:invert]|draw:IMAGE]… [--compare SPEC]
+/// [--explain saliency|gradient-x-input|gradcam|occlusion]`.
 struct AppOptions {
     QString model; ///< empty: the saved last model, else the default sample
     std::vector<debug::Breakpoint> breakpoints; ///< from --break and --break-on
@@ -34,6 +35,9 @@ struct AppOptions {
     /// --compare KEY=VALUE,…: compare the first model with run B (gui/compare/compare_dialog.h) once
     /// it is loaded; the screenshot waits for the comparison.
     QString compare;
+    /// --explain METHOD: when the run pauses or ends, the Explain dock is raised with this method;
+    /// the screenshot waits for the explanation.
+    QString explain;
     bool explicitBreakpoints() const { return !breakpoints.empty(); }
 };
 

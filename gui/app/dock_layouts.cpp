@@ -17,7 +17,7 @@ namespace opscope::gui {
 
 namespace {
 // saveState's version: arrangements saved before there were two are not restored.
-constexpr int kStateVersion = 2;
+constexpr int kStateVersion = 3; // 3: the Explain dock
 
 int share(int total, double fraction, int lo, int hi)
 {
@@ -85,7 +85,8 @@ void DockLayouts::arrange(Kind kind)
 void DockLayouts::place(Kind kind)
 {
     QMainWindow* w = m_window;
-    for (QDockWidget* d : { m_docks.model, m_docks.breakpoints, m_docks.inspector, m_docks.record, m_docks.train }) {
+    for (QDockWidget* d :
+        { m_docks.model, m_docks.breakpoints, m_docks.inspector, m_docks.record, m_docks.train, m_docks.explain }) {
         d->setFloating(false);
         w->removeDockWidget(d);
     }
@@ -98,6 +99,7 @@ void DockLayouts::place(Kind kind)
         w->setCorner(Qt::BottomRightCorner, Qt::BottomDockWidgetArea);
         w->addDockWidget(Qt::RightDockWidgetArea, m_docks.inspector);
         w->tabifyDockWidget(m_docks.inspector, m_docks.train);
+        w->tabifyDockWidget(m_docks.inspector, m_docks.explain);
         w->addDockWidget(Qt::BottomDockWidgetArea, m_docks.breakpoints);
         w->splitDockWidget(m_docks.breakpoints, m_docks.record, Qt::Horizontal);
     } else {
@@ -105,10 +107,12 @@ void DockLayouts::place(Kind kind)
         w->setCorner(Qt::BottomRightCorner, Qt::RightDockWidgetArea);
         w->addDockWidget(Qt::RightDockWidgetArea, m_docks.train);
         w->tabifyDockWidget(m_docks.train, m_docks.inspector);
+        w->tabifyDockWidget(m_docks.train, m_docks.explain);
         w->addDockWidget(Qt::BottomDockWidgetArea, m_docks.breakpoints);
         w->tabifyDockWidget(m_docks.breakpoints, m_docks.record);
     }
-    for (QDockWidget* d : { m_docks.model, m_docks.breakpoints, m_docks.inspector, m_docks.record, m_docks.train })
+    for (QDockWidget* d :
+        { m_docks.model, m_docks.breakpoints, m_docks.inspector, m_docks.record, m_docks.train, m_docks.explain })
         d->show();
     if (kind == Kind::Debugging) {
         m_docks.inspector->raise();

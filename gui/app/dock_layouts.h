@@ -11,7 +11,7 @@ class QSize;
 namespace opscope::gui {
 
 /// The window's two arrangements of its docks, one per task. Debugging: the model on the left, the
-/// tensor inspector right of the graph (the Train dock tabbed behind it), breakpoints and the run
+/// tensor inspector right of the graph (the Train and Explain docks tabbed behind it), breakpoints and the run
 /// record side by side under everything. Training: the Train dock in the inspector's place, full
 /// height and about half the width, breakpoints and the run record tabbed under the graph.
 ///
@@ -30,6 +30,7 @@ public:
         QDockWidget* inspector = nullptr;
         QDockWidget* record = nullptr;
         QDockWidget* train = nullptr;
+        QDockWidget* explain = nullptr; ///< tabbed with the inspector
     };
 
     DockLayouts(QMainWindow* window, const Docks& docks);

@@ -1,6 +1,7 @@
 #include "gui/app/main_window.h"
 
 #include "gui/app/dock_layouts.h"
+#include "gui/explain/explain_panel.h"
 #include "gui/app/icons.h"
 #include "gui/graph/graph_model.h"
 #include "gui/graph/graph_panel.h"
@@ -207,8 +208,10 @@ void MainWindow::buildDocks()
     m_train = new TrainPanel(this);
     m_train->setDebugSession(&m_controller->session());
     QDockWidget* train = dock(tr("Train"), "trainDock", m_train, Qt::RightDockWidgetArea);
+    m_explain = new ExplainPanel(this);
+    m_explainDock = dock(tr("Explain"), "explainDock", m_explain, Qt::RightDockWidgetArea);
     // Where each goes, for debugging and for training, is the layouts' business (made when shown).
-    m_layouts = new DockLayouts(this, { model, bps, inspector, record, train });
+    m_layouts = new DockLayouts(this, { model, bps, inspector, record, train, m_explainDock });
     m_inspector->clear(tr("Not paused. Set a breakpoint (F9) and run (F5)."));
 }
 

@@ -24,6 +24,7 @@ class GraphPanel;
 class InputPanel;
 class RunRecordPanel;
 class TensorInspector;
+class ExplainPanel;
 class TrainPanel;
 struct InspectedTensor;
 
@@ -51,6 +52,8 @@ public:
     SessionController* controller() const { return m_controller; }
     GraphPanel* graphPanel() const { return m_graph; }
     TensorInspector* inspector() const { return m_inspector; }
+    ExplainPanel* explainPanel() const { return m_explain; }
+    QDockWidget* explainDock() const { return m_explainDock; }
     BreakpointModel* breakpointModel() const { return m_breakpoints; }
     BreakpointsPanel* breakpointsPanel() const { return m_breakpointsPanel; }
     RunRecordPanel* runRecordPanel() const { return m_record; }
@@ -124,6 +127,8 @@ private:
     void onRunFinished(const RunOutcome& outcome);
     void onRunFailed(const QString& error);
     void markExecuted(const debug::RunRecord& record);
+    /// Hands the run's input to the Explain dock (raised, with --explain's method, when scripted).
+    void explainRun();
     void syncBreakpointMarks();
     /// Shows the graph the session ran last (a training step's forward + loss + backward, or the
     /// model's) when the view shows another.
@@ -164,6 +169,8 @@ private:
     BreakpointModel* m_breakpoints;
     GraphPanel* m_graph = nullptr;
     TensorInspector* m_inspector = nullptr;
+    ExplainPanel* m_explain = nullptr;
+    QDockWidget* m_explainDock = nullptr;
     BreakpointsPanel* m_breakpointsPanel = nullptr;
     RunRecordPanel* m_record = nullptr;
     InputPanel* m_inputs = nullptr;

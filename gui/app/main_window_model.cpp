@@ -11,6 +11,7 @@
 #include "gui/panels/breakpoint_model.h"
 #include "gui/panels/run_record_panel.h"
 #include "gui/tensor/tensor_inspector.h"
+#include "gui/explain/explain_panel.h"
 #include "gui/train/train_panel.h"
 #include "load/input_hints.h"
 #include "load/input_spec.h"
@@ -81,6 +82,7 @@ void MainWindow::onModelLoaded(ModelInfoPtr model)
     m_modelLabel->setText(QStringLiteral("%1 · %2 ops").arg(model->title).arg(model->opCount));
     m_record->setRecord(nullptr);
     m_inspector->clear(tr("Not paused. Set a breakpoint (F9) and run (F5)."));
+    m_explain->clearSubject(tr("Run the model (F5): the explanation of its prediction shows here."));
     m_train->setModel(model);
     restoreModelSettings();
     const bool first = m_firstModel;

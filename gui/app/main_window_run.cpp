@@ -12,12 +12,14 @@
 #include "gui/tensor/feature_map_view.h"
 #include "gui/tensor/inspected_tensor.h"
 #include "gui/tensor/tensor_inspector.h"
+#include "gui/explain/explain_panel.h"
 #include "gui/train/train_panel.h"
 
 #include <algorithm>
 
 #include <QAction>
 #include <QCoreApplication>
+#include <QDockWidget>
 #include <QLabel>
 #include <QSettings>
 #include <QStatusBar>
@@ -189,7 +191,30 @@ void MainWindow::onPaused(std::shared_ptr<const debug::PauseEvent> e)
         m_inspector->setCurrentTab(m_options.tab == QLatin1String("values") ? TensorInspector::Tab::Values
                 : m_options.tab == QLatin1String("image")                   ? TensorInspector::Tab::Image
                                                                             : TensorInspector::Tab::Histogram);
+    explainRun();
     updateStatus();
+}
+
+void MainWindow::explainRun()
+{
+    const ModelInfoPtr model = m_controller->model();
+    if (!model) return;
+    if (!m_options.explain.isEmpty()) {
+        m_explain->setMethod(debug::parseMethod(m_options.explain.toStdString()));
+        m_explainDock->show();
+        m_explainDock->raise();
+    }
+    if (model->inputNames.size() != 1) {
+        m_explain->clearSubject(tr("Explaining needs a model of one input; this one takes %1.")
+                                    .arg(model->inputNames.size()));
+        return;
+    }
+    const InputPanel::Built built = m_inputs->buildInputs();
+    if (!built.ok() || built.tensors.empty()) {
+        m_explain->clearSubject(built.error);
+        return;
+    }
+    m_explain->setSubject(model, built.tensors.front());
 }
 
 void MainWindow::syncShownGraph()
@@ -228,10 +253,12 @@ void MainWindow::onRunFinished(const RunOutcome& outcome)
         m_record->setRecord(outcome.record);
         markExecuted(*outcome.record);
     }
-    if (outcome.stopped)
+    if (outcome.stopped) {
         m_inspector->clear(tr("Stopped."));
-    else
+    } else {
         m_inspector->clear(tr("Finished. Pick an op in the run record or a node to see its tensors."));
+        explainRun();
+    }
     updateStatus();
     scriptCheckpoint(false);
 }
@@ -393,7 +420,8 @@ void MainWindow::scriptCheckpoint(bool paused)
     connect(timer, &QTimer::timeout, this, [this, timer, tries] {
         const bool comparing = m_compareRunner->isRunning();
         const bool busy = m_graph->view()->isLayoutPending() || m_inspector->isComputing()
-            || m_inspector->featureMapView()->isRendering() || comparing;
+            || m_inspector->featureMapView()->isRendering() || comparing
+            || (!m_options.explain.isEmpty() && m_explain->isComputing());
         // A comparison records two runs: it may take a while on a large model.
         if (busy && ++*tries < (comparing ? 2400 : 200)) return;
         timer->stop();

@@ -31,6 +31,7 @@ ModelInfoPtr loadModelInfo(const QString& spec, uint64_t seed)
     info->inputNames = m.inputNames;
     info->labelNames = m.labelNames;
     info->defaultInputs = m.defaultInputs;
+    info->classNames = m.classNames;
     info->inputTypes = m.inputTypes;
     info->onnx = m.onnx;
     info->builtShapes = m.builtShapes;

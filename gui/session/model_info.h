@@ -28,6 +28,9 @@ struct ModelInfo {
     std::vector<std::string> labelNames;
     std::vector<Shape> inputShapes;
     std::vector<Tensor> defaultInputs; ///< samples only
+    /// What a classifier's outputs mean, by class index, where the model names them (lenet: "0"…,
+    /// fashion: Fashion-MNIST's classes); empty otherwise.
+    std::vector<std::string> classNames;
     std::vector<DType> inputTypes; ///< per input (float32 where the model does not say)
     /// An ONNX model: its document and the input shapes its block was built for (withInputShapes
     /// builds it again for others).

@@ -1,0 +1,126 @@
+// The Explain dock: after a run, why the classifier answered as it did (saliency, gradient × input,
+// Grad-CAM, occlusion over the input), its top classes named, another class picked, cancelled.
+
+#include "gui/explain/explain_panel.h"
+#include "gui/explain/heat_overlay.h"
+#include "gui_test_util.h"
+
+#include <gtest/gtest.h>
+
+#include <QDockWidget>
+#include <QTreeWidget>
+
+using namespace opscope;
+using namespace opscope::gui;
+using namespace opscope::gui::test;
+
+namespace {
+
+// Runs the window's model to its end with the Explain dock in front; waits for the explanation.
+bool runAndExplain(MainWindow& w)
+{
+    w.explainDock()->show();
+    w.explainDock()->raise();
+    QSignalSpy shown(w.explainPanel(), &ExplainPanel::explanationShown);
+    if (!w.startRun() || !waitState(w, SessionController::State::Finished)) return false;
+    return QTest::qWaitFor([&] { return !shown.isEmpty(); }, kWaitMs);
+}
+
+bool waitShown(ExplainPanel& p)
+{
+    QSignalSpy shown(&p, &ExplainPanel::explanationShown);
+    return QTest::qWaitFor([&] { return !shown.isEmpty(); }, kWaitMs);
+}
+
+} // namespace
+
+TEST(ExplainWindow, AFinishedRunIsExplainedOverItsInput)
+{
+    auto w = makeWindow();
+    ASSERT_TRUE(openAndWait(*w, QStringLiteral("sample:lenet")));
+    ASSERT_TRUE(runAndExplain(*w));
+    ExplainPanel* p = w->explainPanel();
+    ASSERT_TRUE(p->result());
+    EXPECT_EQ(p->result()->explanation.classIndex, 7);
+    EXPECT_EQ(p->overlay().size(), QSize(28, 28));
+    EXPECT_TRUE(p->statusText().startsWith(QStringLiteral("Saliency of class 7"))) << p->statusText().toStdString();
+    auto* classes = p->findChild<QTreeWidget*>();
+    ASSERT_TRUE(classes);
+    EXPECT_EQ(classes->topLevelItemCount(), 10);
+    EXPECT_EQ(classes->topLevelItem(0)->text(0), QStringLiteral("7"));
+
+    // Grad-CAM on the default layer (the last convolution's activation), then another class.
+    p->setMethod(debug::ExplainMethod::GradCam);
+    ASSERT_TRUE(waitShown(*p));
+    EXPECT_EQ(p->result()->explanation.layer, "hybridsequential0_conv1_tanh_fwd");
+    EXPECT_TRUE(p->statusText().contains(QStringLiteral("on hybridsequential0_conv1_tanh_fwd")));
+    p->setClass(3);
+    ASSERT_TRUE(waitShown(*p));
+    EXPECT_EQ(p->result()->explanation.classIndex, 3);
+    EXPECT_EQ(classes->currentItem()->data(0, Qt::UserRole).toLongLong(), 3);
+
+    // The opacity only redraws: 0 leaves the input's gray levels.
+    p->setOpacity(0);
+    const QImage plain = p->overlay();
+    EXPECT_EQ(qRed(plain.pixel(0, 0)), qGreen(plain.pixel(0, 0)));
+    EXPECT_EQ(qGreen(plain.pixel(0, 0)), qBlue(plain.pixel(0, 0)));
+}
+
+TEST(ExplainWindow, OcclusionReportsProgressAndTheFashionClassesAreNamed)
+{
+    auto w = makeWindow();
+    ASSERT_TRUE(openAndWait(*w, QStringLiteral("sample:fashion")));
+    ExplainPanel* p = w->explainPanel();
+    p->setMethod(debug::ExplainMethod::Occlusion);
+    QSignalSpy progress(p->runner(), &ExplainRunner::progress);
+    ASSERT_TRUE(runAndExplain(*w));
+    EXPECT_FALSE(progress.isEmpty());
+    EXPECT_EQ(p->result()->explanation.method, debug::ExplainMethod::Occlusion);
+    auto* classes = p->findChild<QTreeWidget*>();
+    EXPECT_EQ(classes->topLevelItem(0)->text(0), QStringLiteral("9 · Ankle boot"));
+    EXPECT_TRUE(p->statusText().contains(QStringLiteral("Ankle boot"))) << p->statusText().toStdString();
+}
+
+TEST(ExplainWindow, ACancelledExplanationDeliversNothing)
+{
+    auto w = makeWindow();
+    ASSERT_TRUE(openAndWait(*w, QStringLiteral("sample:lenet")));
+    ASSERT_TRUE(runAndExplain(*w));
+    ExplainPanel* p = w->explainPanel();
+    const ExplainResultPtr before = p->result();
+    QSignalSpy finished(p->runner(), &ExplainRunner::finished);
+    p->setMethod(debug::ExplainMethod::Occlusion);
+    p->runner()->cancel();
+    ASSERT_TRUE(p->runner()->waitForIdle());
+    EXPECT_TRUE(finished.isEmpty());
+    EXPECT_EQ(p->result(), before);
+}
+
+TEST(ExplainWindow, WhatCannotBeExplainedSaysWhy)
+{
+    auto w = makeWindow();
+    ASSERT_TRUE(openAndWait(*w, QStringLiteral("sample:tiny-transformer")));
+    w->explainDock()->show();
+    w->explainDock()->raise();
+    QSignalSpy failed(w->explainPanel()->runner(), &ExplainRunner::failed);
+    ASSERT_TRUE(w->startRun());
+    ASSERT_TRUE(waitState(*w, SessionController::State::Finished));
+    ASSERT_TRUE(QTest::qWaitFor([&] { return !failed.isEmpty(); }, kWaitMs));
+    EXPECT_TRUE(w->explainPanel()->messageText().startsWith(QStringLiteral("Cannot explain this")))
+        << w->explainPanel()->messageText().toStdString();
+    // Another model clears it.
+    ASSERT_TRUE(openAndWait(*w, QStringLiteral("sample:lenet")));
+    EXPECT_TRUE(w->explainPanel()->messageText().startsWith(QStringLiteral("Run the model")));
+}
+
+TEST(HeatOverlay, PositiveIsWarmNegativeIsBlueAndShapesMustAgree)
+{
+    Tensor input = Tensor::zeros({ 1, 1, 2, 2 });
+    Tensor heat = Tensor::fromValues(Shape({ 2, 2 }), std::vector<float> { 1.0f, -1.0f, 0.0f, 0.5f });
+    const QImage img = renderHeatOverlay(input, heat, 1.0);
+    ASSERT_EQ(img.size(), QSize(2, 2));
+    EXPECT_GT(qRed(img.pixel(0, 0)), 200); // +1: yellow-white
+    EXPECT_GT(qBlue(img.pixel(1, 0)), 200); // -1: blue
+    EXPECT_EQ(img.pixel(0, 1), qRgb(0, 0, 0)); // 0 over black input: the input
+    EXPECT_TRUE(renderHeatOverlay(input, Tensor::zeros({ 3, 2 }), 1.0).isNull());
+}
