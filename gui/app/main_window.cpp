@@ -213,6 +213,8 @@ void MainWindow::buildDocks()
     // Where each goes, for debugging and for training, is the layouts' business (made when shown).
     m_layouts = new DockLayouts(this, { model, bps, inspector, record, train, m_explainDock });
     m_inspector->clear(tr("Not paused. Set a breakpoint (F9) and run (F5)."));
+    connect(m_inspector, &TensorInspector::elementClicked, this,
+        [this](const QString& tensor, const QList<qint64>& index) { showUnitAnatomy(tensor, index); });
 }
 
 void MainWindow::buildActions()

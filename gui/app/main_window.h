@@ -9,6 +9,7 @@
 
 class QAction;
 class QActionGroup;
+class QDialog;
 class QDockWidget;
 class QLabel;
 class QMenu;
@@ -25,6 +26,7 @@ class InputPanel;
 class RunRecordPanel;
 class TensorInspector;
 class ExplainPanel;
+class UnitAnatomyView;
 class TrainPanel;
 struct InspectedTensor;
 
@@ -94,6 +96,12 @@ public:
     CompareView* compareView() const { return m_compareView; }
     /// Ends the comparison: the graph's colours, the bar and the dock's content go.
     void clearCompare();
+
+    /// How element `index` of the paused node's output `tensor` is computed (a convolution's or a
+    /// fully connected layer's, paused after it), in the "How This Value Is Computed" window; false
+    /// with a status-bar message saying why not otherwise. The Image tab's clicks call it.
+    bool showUnitAnatomy(const QString& tensor, const QList<qint64>& index);
+    UnitAnatomyView* unitAnatomyView() const { return m_anatomyView; }
 
     /// Saves the window as a PNG (the --screenshot image). False with `error` set on failure.
     bool saveScreenshot(const QString& path, QString* error = nullptr);
@@ -171,6 +179,8 @@ private:
     TensorInspector* m_inspector = nullptr;
     ExplainPanel* m_explain = nullptr;
     QDockWidget* m_explainDock = nullptr;
+    QDialog* m_anatomyDialog = nullptr;
+    UnitAnatomyView* m_anatomyView = nullptr;
     BreakpointsPanel* m_breakpointsPanel = nullptr;
     RunRecordPanel* m_record = nullptr;
     InputPanel* m_inputs = nullptr;

@@ -252,6 +252,18 @@ void FeatureMapCanvas::paintEvent(QPaintEvent* event)
     paintGrid(painter, event->rect(), nullptr);
 }
 
+void FeatureMapCanvas::mousePressEvent(QMouseEvent* event)
+{
+    const Hit hit = hitAt(event->position().toPoint());
+    if (event->button() != Qt::LeftButton || hit.map < 0 || !m_tensor.defined()) return QWidget::mousePressEvent(event);
+    const int64_t offset = m_layout.offset(m_batch, hit.map, hit.y, hit.x);
+    if (offset < 0 || offset >= m_tensor.size()) return;
+    QList<qint64> index;
+    for (int64_t v : m_layout.tensorIndex(m_batch, hit.map, hit.y, hit.x))
+        index.push_back(v);
+    emit clicked(index);
+}
+
 void FeatureMapCanvas::mouseMoveEvent(QMouseEvent* event)
 {
     const QPoint pos = event->position().toPoint();

@@ -54,10 +54,13 @@ public:
 signals:
     void hovered(const QString& text, qint64 map);
     void zoomRequested(int steps);
+    /// The element under a left click: its index in the tensor.
+    void clicked(const QList<qint64>& index);
 
 protected:
     void paintEvent(QPaintEvent* event) override;
     void mouseMoveEvent(QMouseEvent* event) override;
+    void mousePressEvent(QMouseEvent* event) override;
     void leaveEvent(QEvent* event) override;
     void wheelEvent(QWheelEvent* event) override;
 

@@ -127,6 +127,7 @@ FeatureMapView::FeatureMapView(QWidget* parent)
         if (!m_updating) setCellSize(sliderToCell(v));
     });
     connect(m_canvas, &FeatureMapCanvas::zoomRequested, this, &FeatureMapView::zoomBy);
+    connect(m_canvas, &FeatureMapCanvas::clicked, this, &FeatureMapView::elementClicked);
     connect(m_canvas, &FeatureMapCanvas::hovered, this, [this](const QString& text, qint64 map) {
         if (text.isEmpty()) {
             m_status->setForegroundRole(QPalette::PlaceholderText);

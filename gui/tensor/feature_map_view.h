@@ -63,6 +63,8 @@ public:
 
 signals:
     void hovered(const QString& text);
+    /// A left click on an element: its index in the tensor.
+    void elementClicked(const QList<qint64>& index);
     /// The images for the current tensor and options are on screen.
     void rendered();
 

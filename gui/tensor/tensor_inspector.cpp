@@ -114,6 +114,8 @@ TensorInspector::TensorInspector(QWidget* parent)
     m_tabs->addTab(m_histogramSplit, tr("Histogram"));
     m_tabs->addTab(m_valueTable, tr("Values"));
     m_tabs->addTab(m_featureMapView, tr("Image"));
+    connect(m_featureMapView, &FeatureMapView::elementClicked, this,
+        [this](const QList<qint64>& index) { Q_EMIT elementClicked(currentTensorName(), index); });
     auto* corner = new QWidget(m_tabs);
     auto* cornerLayout = new QHBoxLayout(corner);
     cornerLayout->setContentsMargins(0, 0, 0, 2);

@@ -80,6 +80,8 @@ signals:
     void statsReady();
     /// Another tensor is shown (empty name: none).
     void currentTensorChanged(const QString& name);
+    /// An element of the current tensor was clicked in the Image tab: the tensor's name, its index.
+    void elementClicked(const QString& tensor, const QList<qint64>& index);
 
 private:
     struct HistogramRequest {

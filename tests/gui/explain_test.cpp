@@ -1,13 +1,21 @@
 // The Explain dock: after a run, why the classifier answered as it did (saliency, gradient × input,
-// Grad-CAM, occlusion over the input), its top classes named, another class picked, cancelled.
+// Grad-CAM, occlusion over the input), its top classes named, another class picked, cancelled; and
+// how one value of a convolution or a fully connected layer is computed, from a click.
 
 #include "gui/explain/explain_panel.h"
 #include "gui/explain/heat_overlay.h"
+#include "gui/explain/unit_anatomy_view.h"
+#include "gui/panels/breakpoint_model.h"
+#include "gui/tensor/feature_map_view.h"
+#include "gui/tensor/tensor_inspector.h"
 #include "gui_test_util.h"
 
 #include <gtest/gtest.h>
 
+#include <QDialog>
 #include <QDockWidget>
+#include <QTableWidget>
+#include <cstdlib>
 #include <QTreeWidget>
 
 using namespace opscope;
@@ -123,4 +131,61 @@ TEST(HeatOverlay, PositiveIsWarmNegativeIsBlueAndShapesMustAgree)
     EXPECT_GT(qBlue(img.pixel(1, 0)), 200); // -1: blue
     EXPECT_EQ(img.pixel(0, 1), qRgb(0, 0, 0)); // 0 over black input: the input
     EXPECT_TRUE(renderHeatOverlay(input, Tensor::zeros({ 3, 2 }), 1.0).isNull());
+}
+
+namespace {
+// Pauses lenet after `node` with the Image tab on its output.
+bool pauseAfter(MainWindow& w, const QString& node)
+{
+    if (!openAndWait(w, QStringLiteral("sample:lenet"))) return false;
+    w.breakpointModel()->add(debug::Breakpoint::onNode(node.toStdString(), OpPhase::After));
+    QSignalSpy shown(&w, &MainWindow::pauseShown);
+    w.action(MainWindow::Action::Run)->trigger();
+    return shown.wait(kWaitMs);
+}
+} // namespace
+
+TEST(UnitAnatomyWindow, AClickedConvolutionValueOpensItsTerms)
+{
+    auto w = makeWindow();
+    ASSERT_TRUE(pauseAfter(*w, QStringLiteral("hybridsequential0_conv1_fwd")));
+    const QString out = QStringLiteral("hybridsequential0_conv1_fwd_output");
+    ASSERT_TRUE(w->inspector()->showTensor(out));
+    w->inspector()->setCurrentTab(TensorInspector::Tab::Image);
+    // The Image tab's click, as the canvas reports it.
+    Q_EMIT w->inspector()->featureMapView()->elementClicked({ 0, 3, 2, 5 });
+    UnitAnatomyView* v = w->unitAnatomyView();
+    ASSERT_TRUE(v);
+    ASSERT_TRUE(v->isVisible());
+    const debug::UnitAnatomy& a = v->anatomy();
+    EXPECT_EQ(a.channels.size(), 10u); // conv0's ten maps
+    EXPECT_EQ(a.terms.size(), 250u);
+    const Tensor t = *w->inspector()->currentTensor();
+    EXPECT_EQ(a.tensorValue, t.data()[((0 * 25 + 3) * 8 + 2) * 8 + 5]);
+    EXPECT_NEAR(a.total, a.tensorValue, 1e-5);
+    EXPECT_EQ(a.activation, "tanh");
+    EXPECT_TRUE(v->summaryText().contains(QStringLiteral("Σ over 10 input channel(s) × 5×5 kernel = 250 products")))
+        << v->summaryText().toStdString();
+    EXPECT_TRUE(v->summaryText().contains(QStringLiteral("→ tanh →"))) << v->summaryText().toStdString();
+    if (const char* dir = std::getenv("OPSCOPE_SCREENSHOT_DIR")) {
+        w->findChild<QDialog*>(QStringLiteral("unitAnatomyDialog"))->resize(980, 760);
+        QCoreApplication::processEvents();
+        w->findChild<QDialog*>(QStringLiteral("unitAnatomyDialog"))->grab().save(QString::fromLatin1(dir) + QStringLiteral("/conv-value.png"));
+    }
+    // A node without an anatomy, or another tensor, says so instead.
+    EXPECT_FALSE(w->showUnitAnatomy(QStringLiteral("hybridsequential0_conv1_weight"), { 0, 0, 0, 0 }));
+}
+
+TEST(UnitAnatomyWindow, AFullyConnectedUnitListsItsLargestContributions)
+{
+    auto w = makeWindow();
+    ASSERT_TRUE(pauseAfter(*w, QStringLiteral("hybridsequential0_dense0_fwd")));
+    ASSERT_TRUE(w->showUnitAnatomy(QStringLiteral("hybridsequential0_dense0_fwd_output"), { 0, 7 }));
+    const debug::UnitAnatomy& a = w->unitAnatomyView()->anatomy();
+    EXPECT_EQ(a.terms.size(), 400u); // 25 maps of 4×4
+    EXPECT_NEAR(a.total, a.tensorValue, 1e-5);
+    EXPECT_TRUE(w->unitAnatomyView()->summaryText().contains(QStringLiteral("The 40 largest contributions")));
+    auto* table = w->unitAnatomyView()->findChild<QTableWidget*>();
+    ASSERT_TRUE(table);
+    EXPECT_EQ(table->rowCount(), 40);
 }
