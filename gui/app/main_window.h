@@ -27,6 +27,7 @@ class RunRecordPanel;
 class TensorInspector;
 class ExplainPanel;
 class UnitAnatomyView;
+class ChannelExamplesView;
 class TrainPanel;
 struct InspectedTensor;
 
@@ -102,6 +103,11 @@ public:
     /// with a status-bar message saying why not otherwise. The Image tab's clicks call it.
     bool showUnitAnatomy(const QString& tensor, const QList<qint64>& index);
     UnitAnatomyView* unitAnatomyView() const { return m_anatomyView; }
+    /// What channel `channel` of the layer whose output `tensor` is responds to, over a data set that
+    /// fits the model's input, in the "What Does This Channel Respond To" window; false with a
+    /// status-bar message saying why not. The Image tab's context menu calls it.
+    bool showChannelExamples(const QString& tensor, int channel);
+    ChannelExamplesView* channelExamplesView() const { return m_channelView; }
 
     /// Saves the window as a PNG (the --screenshot image). False with `error` set on failure.
     bool saveScreenshot(const QString& path, QString* error = nullptr);
@@ -181,6 +187,8 @@ private:
     QDockWidget* m_explainDock = nullptr;
     QDialog* m_anatomyDialog = nullptr;
     UnitAnatomyView* m_anatomyView = nullptr;
+    QDialog* m_channelDialog = nullptr;
+    ChannelExamplesView* m_channelView = nullptr;
     BreakpointsPanel* m_breakpointsPanel = nullptr;
     RunRecordPanel* m_record = nullptr;
     InputPanel* m_inputs = nullptr;

@@ -4,7 +4,9 @@
 #include "gui/app/main_window.h"
 
 #include "debug/unit_anatomy.h"
+#include "gui/explain/channel_examples_view.h"
 #include "gui/explain/unit_anatomy_view.h"
+#include "models/training.h"
 #include "gui/session/session_controller.h"
 #include "gui/tensor/value_format.h"
 
@@ -61,6 +63,55 @@ bool MainWindow::showUnitAnatomy(const QString& tensor, const QList<qint64>& ind
     m_anatomyDialog->setWindowTitle(tr("How %1 %2 is computed").arg(QString::fromStdString(node.name), formatIndex(idx)));
     m_anatomyDialog->show();
     m_anatomyDialog->raise();
+    return true;
+}
+
+bool MainWindow::showChannelExamples(const QString& tensor, int channel)
+{
+    const ModelInfoPtr model = m_controller->model();
+    const auto graph = m_controller->session().graph();
+    auto refuse = [this](const QString& why) {
+        statusBar()->showMessage(why, 8000);
+        return false;
+    };
+    if (!model || !graph) return refuse(tr("No model"));
+    // The node whose first output the tensor is.
+    std::optional<uint32_t> layer;
+    for (uint32_t i = 0; i < graph->size() && !layer; ++i)
+        if (!graph->node(i).isVariable() && graph->outputName(NodeEntry { i, 0, 0 }) == tensor.toStdString()) layer = i;
+    if (!layer) return refuse(tr("%1 is not an operator's output").arg(tensor));
+    if (model->inputShapes.size() != 1) return refuse(tr("Profiling a layer needs a model of one input"));
+    const Shape& in = model->inputShapes.front();
+    std::vector<int64_t> perSample(in.dims().begin() + std::min<int64_t>(1, in.ndim()), in.dims().end());
+    QStringList sets = ChannelProfileRunner::dataSetsFor(perSample);
+    if (sets.isEmpty())
+        return refuse(tr("No data set here fits this model's input %1 (mnist, fashion and digits are 1×28×28)")
+                          .arg(formatShape(in)));
+    // The sample's own data set first.
+    if (model->isSample()) {
+        const std::string name = model->title.toStdString();
+        if (samples::hasTrainingData(name)) {
+            const QString own = QString::fromStdString(samples::trainingDefaults(name).data);
+            if (sets.contains(own)) {
+                sets.removeAll(own);
+                sets.prepend(own);
+            }
+        }
+    }
+    if (!m_channelDialog) {
+        m_channelDialog = new QDialog(this);
+        m_channelDialog->setObjectName(QStringLiteral("channelExamplesDialog"));
+        auto* layout = new QVBoxLayout(m_channelDialog);
+        layout->setContentsMargins(0, 0, 0, 0);
+        m_channelView = new ChannelExamplesView(m_channelDialog);
+        layout->addWidget(m_channelView);
+        m_channelDialog->resize(900, 560);
+    }
+    const QString node = QString::fromStdString(graph->node(*layer).name);
+    m_channelDialog->setWindowTitle(tr("What Does This Channel Respond To? %1").arg(node));
+    m_channelView->start(model->spec, model->paramsFile, node, sets, channel);
+    m_channelDialog->show();
+    m_channelDialog->raise();
     return true;
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include <QContextMenuEvent>
 #include <QMouseEvent>
 #include <QPaintEvent>
 #include <QPainter>
@@ -262,6 +263,13 @@ void FeatureMapCanvas::mousePressEvent(QMouseEvent* event)
     for (int64_t v : m_layout.tensorIndex(m_batch, hit.map, hit.y, hit.x))
         index.push_back(v);
     emit clicked(index);
+}
+
+void FeatureMapCanvas::contextMenuEvent(QContextMenuEvent* event)
+{
+    const Hit hit = hitAt(event->pos());
+    if (hit.map < 0) return QWidget::contextMenuEvent(event);
+    emit menuRequested(hit.map, event->globalPos());
 }
 
 void FeatureMapCanvas::mouseMoveEvent(QMouseEvent* event)

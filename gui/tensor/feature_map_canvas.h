@@ -56,11 +56,14 @@ signals:
     void zoomRequested(int steps);
     /// The element under a left click: its index in the tensor.
     void clicked(const QList<qint64>& index);
+    /// A context menu asked for over map `map` (at `globalPos`).
+    void menuRequested(qint64 map, const QPoint& globalPos);
 
 protected:
     void paintEvent(QPaintEvent* event) override;
     void mouseMoveEvent(QMouseEvent* event) override;
     void mousePressEvent(QMouseEvent* event) override;
+    void contextMenuEvent(QContextMenuEvent* event) override;
     void leaveEvent(QEvent* event) override;
     void wheelEvent(QWheelEvent* event) override;
 

@@ -128,6 +128,7 @@ FeatureMapView::FeatureMapView(QWidget* parent)
     });
     connect(m_canvas, &FeatureMapCanvas::zoomRequested, this, &FeatureMapView::zoomBy);
     connect(m_canvas, &FeatureMapCanvas::clicked, this, &FeatureMapView::elementClicked);
+    connect(m_canvas, &FeatureMapCanvas::menuRequested, this, &FeatureMapView::mapMenuRequested);
     connect(m_canvas, &FeatureMapCanvas::hovered, this, [this](const QString& text, qint64 map) {
         if (text.isEmpty()) {
             m_status->setForegroundRole(QPalette::PlaceholderText);

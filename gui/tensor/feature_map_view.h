@@ -65,6 +65,8 @@ signals:
     void hovered(const QString& text);
     /// A left click on an element: its index in the tensor.
     void elementClicked(const QList<qint64>& index);
+    /// A context menu asked for over map `map` (a channel of an (N, C, H, W) tensor).
+    void mapMenuRequested(qint64 map, const QPoint& globalPos);
     /// The images for the current tensor and options are on screen.
     void rendered();
 

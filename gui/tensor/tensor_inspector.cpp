@@ -116,6 +116,8 @@ TensorInspector::TensorInspector(QWidget* parent)
     m_tabs->addTab(m_featureMapView, tr("Image"));
     connect(m_featureMapView, &FeatureMapView::elementClicked, this,
         [this](const QList<qint64>& index) { Q_EMIT elementClicked(currentTensorName(), index); });
+    connect(m_featureMapView, &FeatureMapView::mapMenuRequested, this,
+        [this](qint64 map, const QPoint& at) { Q_EMIT mapMenuRequested(currentTensorName(), map, at); });
     auto* corner = new QWidget(m_tabs);
     auto* cornerLayout = new QHBoxLayout(corner);
     cornerLayout->setContentsMargins(0, 0, 0, 2);

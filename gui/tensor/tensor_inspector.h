@@ -82,6 +82,8 @@ signals:
     void currentTensorChanged(const QString& name);
     /// An element of the current tensor was clicked in the Image tab: the tensor's name, its index.
     void elementClicked(const QString& tensor, const QList<qint64>& index);
+    /// A context menu asked for over feature map `map` of the current tensor in the Image tab.
+    void mapMenuRequested(const QString& tensor, qint64 map, const QPoint& globalPos);
 
 private:
     struct HistogramRequest {

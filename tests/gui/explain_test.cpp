@@ -3,6 +3,7 @@
 // how one value of a convolution or a fully connected layer is computed, from a click.
 
 #include "gui/explain/explain_panel.h"
+#include "gui/explain/channel_examples_view.h"
 #include "gui/explain/heat_overlay.h"
 #include "gui/explain/unit_anatomy_view.h"
 #include "gui/panels/breakpoint_model.h"
@@ -13,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <QDialog>
+#include <QDir>
 #include <QDockWidget>
 #include <QTableWidget>
 #include <cstdlib>
@@ -188,4 +190,63 @@ TEST(UnitAnatomyWindow, AFullyConnectedUnitListsItsLargestContributions)
     auto* table = w->unitAnatomyView()->findChild<QTableWidget*>();
     ASSERT_TRUE(table);
     EXPECT_EQ(table->rowCount(), 40);
+}
+
+TEST(ChannelExamplesWindow, TheImagesThatActivateAChannelMostAndItsClassMeans)
+{
+    auto w = makeWindow();
+    ASSERT_TRUE(pauseAfter(*w, QStringLiteral("hybridsequential0_conv1_tanh_fwd")));
+    const QString out = QStringLiteral("hybridsequential0_conv1_tanh_fwd_output");
+    QDir(ChannelProfileRunner::cacheFolder()).removeRecursively();
+    ASSERT_TRUE(w->showChannelExamples(out, 3));
+    ChannelExamplesView* v = w->channelExamplesView();
+    QSignalSpy shown(v, &ChannelExamplesView::shown);
+    QSignalSpy failed(v->runner(), &ChannelProfileRunner::failed);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return !shown.isEmpty() || !failed.isEmpty(); }, 120000));
+    if (!failed.isEmpty()) {
+        const QString why = failed.front().front().toString();
+        if (why.contains(QStringLiteral("not installed"))) GTEST_SKIP() << why.toStdString();
+        FAIL() << why.toStdString();
+    }
+    const ChannelProfileResultPtr r = v->result();
+    ASSERT_TRUE(r);
+    EXPECT_FALSE(r->fromCache);
+    EXPECT_EQ(r->request.dataSet, QStringLiteral("mnist")); // lenet's own data set first
+    EXPECT_EQ(r->profile.channels.size(), 25u);
+    EXPECT_EQ(r->profile.samples, 1996);
+    EXPECT_EQ(v->captions().size(), 9);
+    const auto& top = r->profile.channels[3].top;
+    for (size_t k = 1; k < top.size(); ++k)
+        EXPECT_GE(top[k - 1].activation, top[k].activation);
+    // Each example's field is 14×14 (conv1 over pool0 over conv0), within the image.
+    for (const debug::ChannelExample& e : top) {
+        EXPECT_EQ(e.field.bottom - e.field.top, 13);
+        EXPECT_EQ(e.field.right - e.field.left, 13);
+    }
+    EXPECT_EQ(r->profile.channels[3].meanPerClass.size(), 10u);
+    if (const char* dir = std::getenv("OPSCOPE_SCREENSHOT_DIR")) {
+        QCoreApplication::processEvents();
+        w->findChild<QDialog*>(QStringLiteral("channelExamplesDialog"))->grab().save(QString::fromLatin1(dir) + QStringLiteral("/channel-examples.png"));
+    }
+    // Another channel at once, from the same profile; the layer again: from the cache.
+    v->setChannel(7);
+    EXPECT_EQ(v->captions().size(), 9);
+    QSignalSpy again(v, &ChannelExamplesView::shown);
+    ASSERT_TRUE(w->showChannelExamples(out, 5));
+    ASSERT_TRUE(QTest::qWaitFor([&] { return !again.isEmpty(); }, 60000));
+    EXPECT_TRUE(v->result()->fromCache);
+    EXPECT_TRUE(v->statusText().contains(QStringLiteral("from the cache"))) << v->statusText().toStdString();
+    EXPECT_EQ(v->channel(), 5);
+}
+
+TEST(ChannelExamplesWindow, AModelNoDataSetFitsSaysSo)
+{
+    auto w = makeWindow();
+    ASSERT_TRUE(openAndWait(*w, QStringLiteral("sample:mini-resnet")));
+    w->breakpointModel()->add(debug::Breakpoint::onNode("hybridsequential0_conv0_fwd", OpPhase::After));
+    QSignalSpy shownPause(w.get(), &MainWindow::pauseShown);
+    w->action(MainWindow::Action::Run)->trigger();
+    ASSERT_TRUE(shownPause.wait(kWaitMs));
+    EXPECT_FALSE(w->showChannelExamples(QStringLiteral("hybridsequential0_conv0_fwd_output"), 0));
+    EXPECT_FALSE(w->showChannelExamples(QStringLiteral("no_such_tensor"), 0));
 }
