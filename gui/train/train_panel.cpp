@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "gui/train/train_charts.h"
+#include "gui/train/train_insights.h"
 #include "gui/widgets/message_stack.h"
 
 #include <QCheckBox>
@@ -93,6 +94,9 @@ void TrainPanel::buildUi()
     m_rate->setSingleStep(0.001);
     m_optimizer = new QComboBox(controls);
     m_optimizer->addItems({ QStringLiteral("adam"), QStringLiteral("sgd") });
+    m_data = new QComboBox(controls);
+    m_data->setToolTip(tr("The data set: mnist (real digits), fashion (Fashion-MNIST), digits (synthetic), "
+                          "spirals or moons (2-D points), as the model's input takes"));
     m_seed = new QSpinBox(controls);
     m_seed->setRange(0, 1000000);
     m_fromInitial = new QCheckBox(tr("From initial weights"), controls);
@@ -110,11 +114,11 @@ void TrainPanel::buildUi()
     m_status = new QLabel(controls);
     m_status->setWordWrap(true);
     m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    for (QWidget* field : std::initializer_list<QWidget*> { m_epochs, m_batch, m_rate, m_seed, m_optimizer })
+    for (QWidget* field : std::initializer_list<QWidget*> { m_data, m_epochs, m_batch, m_rate, m_seed, m_optimizer })
         field->setMaximumWidth(100);
     int row = 0;
     grid->addWidget(m_title, row++, 0, 1, 2);
-    const std::pair<QString, QWidget*> fields[] = { { tr("Epochs"), m_epochs }, { tr("Batch"), m_batch },
+    const std::pair<QString, QWidget*> fields[] = { { tr("Data"), m_data }, { tr("Epochs"), m_epochs }, { tr("Batch"), m_batch },
         { tr("Learning rate"), m_rate }, { tr("Optimizer"), m_optimizer }, { tr("Seed"), m_seed } };
     for (const auto& [label, field] : fields) {
         grid->addWidget(new QLabel(label, controls), row, 0);
@@ -138,6 +142,7 @@ void TrainPanel::buildUi()
     m_decisionView->setToolTip(tr("The class the model predicts over the plane of the data, paler where it is "
                                   "less sure, with the training points"));
     m_gradients = new GradientView(page);
+    m_insights = new TrainInsights(m_gradients, page);
     arrange(Arrangement::Grid);
 
     connect(m_train, &QPushButton::clicked, this, [this] { startTraining(); });
@@ -165,7 +170,7 @@ void TrainPanel::arrange(Arrangement arrangement)
     QWidget* const controlsView = m_controls;
     QWidget* const plot = m_plot;
     QWidget* const decisionView = m_decisionView;
-    QWidget* const gradients = m_gradients;
+    QWidget* const gradients = m_insights;
     const bool placedInRow = m_top->indexOf(gradients) >= 0; // also before the first arrange()
     if (arrangement == Arrangement::Row) {
         if (!placedInRow) {
@@ -226,6 +231,7 @@ void TrainPanel::setModel(ModelInfoPtr model)
     m_stopped = false;
     m_plot->reset(10);
     m_gradients->clear();
+    m_insights->clear();
     m_decisionView->setImage({});
     m_status->clear();
     if (!canTrainModel()) {
@@ -237,6 +243,9 @@ void TrainPanel::setModel(ModelInfoPtr model)
     const std::string name = sampleName(*m_model).toStdString();
     const samples::TrainSetup d = samples::trainingDefaults(name);
     m_title->setText(tr("Train %1").arg(m_model->title));
+    m_data->clear();
+    for (const std::string& set : samples::dataSetsFor(name))
+        m_data->addItem(QString::fromStdString(set));
     setEpochs(d.epochs);
     setBatchSize(static_cast<int>(d.batch));
     setLearningRate(d.learningRate);
@@ -278,6 +287,13 @@ void TrainPanel::setFromInitialWeights(bool on)
     m_fromInitial->setChecked(on);
 }
 
+bool TrainPanel::setDataSet(const QString& name)
+{
+    const int i = m_data->findText(name);
+    if (i >= 0) m_data->setCurrentIndex(i);
+    return i >= 0;
+}
+
 void TrainPanel::setOptimizer(const QString& name)
 {
     const int i = m_optimizer->findText(name);
@@ -288,6 +304,7 @@ TrainConfig TrainPanel::config() const
 {
     TrainConfig c;
     c.sample = m_model ? sampleName(*m_model).toStdString() : std::string();
+    c.data = m_data->currentText().toStdString();
     c.epochs = m_epochs->value();
     c.batch = m_batch->value();
     c.learningRate = m_rate->value();
@@ -305,7 +322,7 @@ void TrainPanel::updateControls()
     m_debugStep->setEnabled(canTrainModel() && !m_training && blocked.isEmpty() && m_session);
     m_stop->setEnabled(m_training);
     for (QWidget* w :
-        std::initializer_list<QWidget*> { m_epochs, m_batch, m_rate, m_optimizer, m_seed, m_fromInitial, m_debug })
+        std::initializer_list<QWidget*> { m_data, m_epochs, m_batch, m_rate, m_optimizer, m_seed, m_fromInitial, m_debug })
         w->setEnabled(!m_training);
 }
 
@@ -386,6 +403,7 @@ bool TrainPanel::start(bool debugged, int64_t steps, bool pauseAtEntry, int64_t 
     m_reports.clear();
     m_plot->reset(cfg.epochs);
     m_gradients->clear();
+    m_insights->clear();
     m_status->setText(tr("Starting…"));
 
     std::shared_ptr<gluon::HybridBlock> block = m_model->block;
@@ -504,6 +522,7 @@ void TrainPanel::onEpoch(quint64 generation, std::shared_ptr<EpochResult> result
         m_decision = result->decision;
         m_decisionView->setImage(m_decision);
     }
+    m_insights->addEpoch(*result);
     m_gradients->setGradients(std::move(result->gradients));
     m_status->setText(tr("Epoch %1/%2 · loss %3 · train %4 % · test %5 % · %6 s")
                           .arg(r.epoch)

@@ -25,13 +25,15 @@ class QThread;
 namespace opscope::gui {
 
 class GradientView;
+class TrainInsights;
 class ImageView;
 class TrainPlot;
 
 /// The Train dock: trains the current model when it is a built-in sample with training data (mlp,
-/// lenet) on its data, with the epochs, batch, learning rate, optimizer and seed set here. The loss
-/// and accuracy plot grows after every epoch; the decision regions (2-D data) and every parameter's
-/// gradient histogram follow.
+/// lenet, fashion) on a data set its input takes, with the epochs, batch, learning rate, optimizer and
+/// seed set here. The loss and accuracy plot grows after every epoch; the decision regions (2-D data),
+/// every parameter's gradient histogram, the held-out confusion matrix, the misclassified examples and
+/// the parameters' histograms over the epochs (TrainInsights) follow.
 ///
 /// With "Stop at breakpoints" every mini-batch step runs in the window's debug session instead (see
 /// setDebugSession); "Debug one step" runs a single step paused at its first op.
@@ -100,6 +102,9 @@ public:
     /// The decision regions: shown for a model of 2-D points (mlp) only.
     ImageView* decisionView() const { return m_decisionView; }
     GradientView* gradientView() const { return m_gradients; }
+    TrainInsights* insights() const { return m_insights; }
+    /// Picks the data set (one the model's input takes); false when it has none of that name.
+    bool setDataSet(const QString& name);
     /// The text shown instead of the controls when the model cannot train (empty when it can).
     QString unavailableMessage() const;
     /// Re-checks the start guard for the Train button (the window calls it when its state changes).
@@ -142,6 +147,8 @@ private:
     QSpinBox* m_batch = nullptr;
     QDoubleSpinBox* m_rate = nullptr;
     QComboBox* m_optimizer = nullptr;
+    QComboBox* m_data = nullptr;
+    TrainInsights* m_insights = nullptr;
     QSpinBox* m_seed = nullptr;
     QCheckBox* m_fromInitial = nullptr;
     QCheckBox* m_debug = nullptr;

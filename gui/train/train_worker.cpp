@@ -5,6 +5,7 @@
 #include "gluon/loss.h"
 #include "gluon/metric.h"
 #include "gluon/trainer.h"
+#include "models/real_data.h"
 #include "models/registry.h"
 #include "tensor/random.h"
 
@@ -54,7 +55,7 @@ double accuracyOf(gluon::HybridBlock& block, const samples::Dataset& data, const
 // written, so copies of the setup may be used by one training thread after another.
 struct SetupCache {
     std::mutex mutex;
-    std::string sample;
+    std::string sample; // "sample/data"
     uint64_t seed = 0;
     std::optional<samples::TrainSetup> setup;
 };
@@ -83,14 +84,14 @@ void keepSetup(const std::string& sample, uint64_t seed, const samples::TrainSet
     c.setup = setup;
 }
 
-std::vector<GradientInfo> gradientsOf(gluon::HybridBlock& block)
+std::vector<GradientInfo> gradientsOf(gluon::HybridBlock& block, bool values = false)
 {
     std::vector<GradientInfo> out;
     for (const gluon::ParamPtr& p : block.collect_params().values()) {
-        if (!p->initialized() || p->grad_req() == "null") continue;
+        if (!p->initialized() || (!values && p->grad_req() == "null")) continue;
         Tensor g;
         try {
-            g = p->grad().copy();
+            g = values ? p->data().copy() : p->grad().copy();
         } catch (const Error&) {
             continue; // no gradient yet
         }
@@ -199,11 +200,15 @@ bool runTraining(gluon::HybridBlock& block, const TrainConfig& config, const Tra
     if (config.learningRate <= 0) throw UsageError("the learning rate must be positive");
 
     samples::TrainSetup setup;
-    if (!lastSetup(config.sample, config.seed, setup)) {
-        status(QStringLiteral("Making the training data…"));
-        setup = samples::trainingSetup(config.sample, config.seed);
-        keepSetup(config.sample, config.seed, setup);
+    const std::string key = config.sample + "/" + config.data;
+    if (!lastSetup(key, config.seed, setup)) {
+        status(QStringLiteral("Reading the training data…"));
+        setup = samples::trainingSetup(config.sample, config.seed, config.data);
+        keepSetup(key, config.seed, setup);
     }
+    const auto testSet = std::make_shared<const samples::Dataset>(setup.test);
+    std::vector<std::string> classNames;
+    if (setup.data == "fashion") classNames = samples::fashionClassNames();
     if (stopped()) return false;
     if (config.fromInitial) reinitialiseFromSample(block, config.sample, config.seed);
     const bool twoD = setup.train.data.ndim() == 2 && setup.train.data.shape()[1] == 2;
@@ -285,12 +290,17 @@ bool runTraining(gluon::HybridBlock& block, const TrainConfig& config, const Tra
         if (stepsThisEpoch == 0) continue; // passed over entirely: no epoch to report
         EpochResult result;
         result.gradients = gradientsOf(block);
+        result.weights = gradientsOf(block, true);
         result.report.epoch = epoch;
         result.report.loss = total / static_cast<double>(n);
         result.report.trainAccuracy = accuracyOf(block, setup.train, cb.shouldStop);
-        result.report.testAccuracy
-            = result.report.trainAccuracy < 0 ? -1 : accuracyOf(block, setup.test, cb.shouldStop);
-        if (result.report.testAccuracy < 0) return false;
+        if (result.report.trainAccuracy < 0) return false;
+        std::optional<samples::Evaluation> test = samples::evaluate(block, setup.test, 256, cb.shouldStop);
+        if (!test) return false;
+        result.report.testAccuracy = test->accuracy;
+        result.test = std::move(*test);
+        result.testSet = testSet;
+        result.classNames = classNames;
         if (twoD) result.decision = decisionImage(block, setup.train);
         result.report.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
         if (cb.onEpoch) cb.onEpoch(std::move(result));

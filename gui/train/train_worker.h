@@ -3,6 +3,7 @@
 #include "debug/tensor_stats.h"
 #include "gluon/block.h"
 #include "gluon/trainer.h"
+#include "models/evaluation.h"
 #include "models/training.h"
 
 #include <functional>
@@ -17,7 +18,8 @@ namespace opscope::gui {
 
 /// What the Train dock asks for: a built-in sample's data and the optimizer's settings.
 struct TrainConfig {
-    std::string sample; ///< "mlp" or "lenet"
+    std::string sample; ///< "mlp", "lenet" or "fashion"
+    std::string data; ///< the data set (models/real_data.h); empty: the sample's own
     int epochs = 10;
     int64_t batch = 32;
     double learningRate = 0.01;
@@ -28,7 +30,7 @@ struct TrainConfig {
     int64_t skipSteps = 0; ///< pass over this many mini-batches first (the steps a previous training took)
 };
 
-/// One parameter's gradient after the last mini-batch of an epoch.
+/// One parameter's gradient (or its values) after the last mini-batch of an epoch.
 struct GradientInfo {
     std::string name;
     Shape shape;
@@ -41,6 +43,11 @@ struct EpochResult {
     samples::EpochReport report;
     QImage decision; ///< null unless the data is 2-D
     std::vector<GradientInfo> gradients;
+    std::vector<GradientInfo> weights; ///< each parameter's values, as gradients holds its gradient
+    /// The held-out set and the model's answers on it (confusion matrix, mistakes).
+    std::shared_ptr<const samples::Dataset> testSet;
+    samples::Evaluation test;
+    std::vector<std::string> classNames; ///< by class index, where the data set names them
 };
 
 /// The worker's hooks. All are called on the worker thread.
