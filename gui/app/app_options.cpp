@@ -28,6 +28,8 @@ QString appUsage()
         "                                an operator or all), rtol, atol\n"
         "  --explain METHOD              when the run pauses or ends, explain its prediction in the Explain\n"
         "                                dock: saliency, gradient-x-input, gradcam or occlusion\n"
+        "  --present LAYER               when the run pauses or ends, open View > Presentation at LAYER\n"
+        "                                (1 is the first operator); the screenshot is of it\n"
         "  --quit                        exit after the screenshot, or once the run pauses or ends\n"
         "  --fresh                       ignore the saved window layout, breakpoints and inputs\n"
         "  --tab histogram|values|image  the inspector's tab when the run pauses\n"
@@ -96,6 +98,15 @@ bool parseAppOptions(const QStringList& arguments, AppOptions* o, QString* error
                     return false;
                 }
                 o->explain = v;
+            } else if (is(a, "--present")) {
+                if (!value(i, QStringLiteral("--present"), &v)) return false;
+                bool ok = false;
+                const int layer = v.toInt(&ok);
+                if (!ok || layer < 1) {
+                    *error = QStringLiteral("--present %1: expected a layer number from 1").arg(v);
+                    return false;
+                }
+                o->present = layer;
             } else if (is(a, "--tab")) {
                 if (!value(i, QStringLiteral("--tab"), &v)) return false;
                 if (v != QLatin1String("histogram") && v != QLatin1String("values") && v != QLatin1String("image")) {

@@ -19,7 +19,7 @@ int exitStatusOf(InputProblem problem);
 /// The command line: `opscope [MODEL|sample:NAME] [--break NODE[:before|:after]]… [--break-on COND]…
 /// [--run | --train-step] [--screenshot FILE.png] [--quit] [--fresh] [--tab histogram|values|image]
 /// [--input NAME=ones|zeros|uniform|normal|FILE.npy|IMAGE[:invert]|draw:IMAGE]… [--compare SPEC]
-/// [--explain saliency|gradient-x-input|gradcam|occlusion]`.
+/// [--explain saliency|gradient-x-input|gradcam|occlusion] [--present LAYER]`.
 struct AppOptions {
     QString model; ///< empty: the saved last model, else the default sample
     std::vector<debug::Breakpoint> breakpoints; ///< from --break and --break-on
@@ -38,6 +38,9 @@ struct AppOptions {
     /// --explain METHOD: when the run pauses or ends, the Explain dock is raised with this method;
     /// the screenshot waits for the explanation.
     QString explain;
+    /// --present LAYER: when the run pauses or ends, View ▸ Presentation opens at this layer (1-based);
+    /// the screenshot is of the presentation. 0: not.
+    int present = 0;
     bool explicitBreakpoints() const { return !breakpoints.empty(); }
 };
 

@@ -2,6 +2,7 @@
 
 #include "gui/app/dock_layouts.h"
 #include "gui/explain/explain_panel.h"
+#include "gui/present/presentation_view.h"
 #include "gui/app/icons.h"
 #include "gui/graph/graph_model.h"
 #include "gui/graph/graph_panel.h"
@@ -339,6 +340,9 @@ void MainWindow::buildMenus()
 
     m_viewMenu = menuBar()->addMenu(tr("&View"));
     m_viewMenu->addAction(action(Action::Find));
+    QAction* present = m_viewMenu->addAction(tr("&Presentation"), this, [this] { openPresentation(0); });
+    present->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_P));
+    present->setToolTip(tr("Step layer by layer through a forward pass in large type, for a projector"));
     m_viewMenu->addSeparator();
     m_layouts->addActions(m_viewMenu);
     m_viewMenu->addSeparator();
@@ -403,7 +407,8 @@ void MainWindow::exportGraph(bool svg)
 
 bool MainWindow::saveScreenshot(const QString& path, QString* error)
 {
-    const QPixmap shot = grab();
+    // With --present the picture is of the presentation.
+    const QPixmap shot = m_options.present > 0 && m_presentation && m_presentation->isVisible() ? m_presentation->grab() : grab();
     if (shot.isNull() || !shot.save(path, "PNG")) {
         if (error) *error = tr("%1: the screenshot could not be written").arg(path);
         return false;

@@ -28,6 +28,7 @@ class TensorInspector;
 class ExplainPanel;
 class UnitAnatomyView;
 class ChannelExamplesView;
+class PresentationView;
 class TrainPanel;
 struct InspectedTensor;
 
@@ -108,6 +109,11 @@ public:
     /// status-bar message saying why not. The Image tab's context menu calls it.
     bool showChannelExamples(const QString& tensor, int channel);
     ChannelExamplesView* channelExamplesView() const { return m_channelView; }
+    /// View ▸ Presentation: the loaded model's forward pass on the Model panel's input, layer by layer,
+    /// in a window of its own (gui/present/presentation_view.h), at `layer` (0-based). False with a
+    /// message when there is no model of one input or its input cannot be made.
+    bool openPresentation(int layer = 0);
+    PresentationView* presentationView() const { return m_presentation; }
 
     /// Saves the window as a PNG (the --screenshot image). False with `error` set on failure.
     bool saveScreenshot(const QString& path, QString* error = nullptr);
@@ -189,6 +195,7 @@ private:
     UnitAnatomyView* m_anatomyView = nullptr;
     QDialog* m_channelDialog = nullptr;
     ChannelExamplesView* m_channelView = nullptr;
+    PresentationView* m_presentation = nullptr;
     BreakpointsPanel* m_breakpointsPanel = nullptr;
     RunRecordPanel* m_record = nullptr;
     InputPanel* m_inputs = nullptr;

@@ -6,6 +6,8 @@
 #include "debug/unit_anatomy.h"
 #include "gui/explain/channel_examples_view.h"
 #include "gui/explain/unit_anatomy_view.h"
+#include "gui/inputs/input_panel.h"
+#include "gui/present/presentation_view.h"
 #include "models/training.h"
 #include "gui/session/session_controller.h"
 #include "gui/tensor/value_format.h"
@@ -112,6 +114,30 @@ bool MainWindow::showChannelExamples(const QString& tensor, int channel)
     m_channelView->start(model->spec, model->paramsFile, node, sets, channel);
     m_channelDialog->show();
     m_channelDialog->raise();
+    return true;
+}
+
+bool MainWindow::openPresentation(int layer)
+{
+    const ModelInfoPtr model = m_controller->model();
+    if (!model) return false;
+    if (model->inputNames.size() != 1) {
+        statusBar()->showMessage(tr("Presenting needs a model of one input"), 8000);
+        return false;
+    }
+    const InputPanel::Built built = m_inputs->buildInputs();
+    if (!built.ok() || built.tensors.empty()) {
+        showMessage(tr("Inputs"), built.error);
+        return false;
+    }
+    if (!m_presentation) {
+        m_presentation = new PresentationView(this);
+        m_presentation->resize(1280, 720);
+    }
+    m_presentation->present(model, built.tensors.front(), layer);
+    m_presentation->show();
+    m_presentation->raise();
+    m_presentation->activateWindow();
     return true;
 }
 

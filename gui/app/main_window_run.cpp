@@ -13,6 +13,7 @@
 #include "gui/tensor/inspected_tensor.h"
 #include "gui/tensor/tensor_inspector.h"
 #include "gui/explain/explain_panel.h"
+#include "gui/present/presentation_view.h"
 #include "gui/train/train_panel.h"
 
 #include <algorithm>
@@ -199,6 +200,7 @@ void MainWindow::explainRun()
 {
     const ModelInfoPtr model = m_controller->model();
     if (!model) return;
+    if (m_options.present > 0 && !m_presentation) openPresentation(m_options.present - 1);
     if (!m_options.explain.isEmpty()) {
         m_explain->setMethod(debug::parseMethod(m_options.explain.toStdString()));
         m_explainDock->show();
@@ -421,7 +423,8 @@ void MainWindow::scriptCheckpoint(bool paused)
         const bool comparing = m_compareRunner->isRunning();
         const bool busy = m_graph->view()->isLayoutPending() || m_inspector->isComputing()
             || m_inspector->featureMapView()->isRendering() || comparing
-            || (!m_options.explain.isEmpty() && m_explain->isComputing());
+            || (!m_options.explain.isEmpty() && m_explain->isComputing())
+            || (m_presentation && (m_presentation->isRecording() || m_presentation->featureMaps()->isRendering()));
         // A comparison records two runs: it may take a while on a large model.
         if (busy && ++*tries < (comparing ? 2400 : 200)) return;
         timer->stop();

@@ -45,6 +45,17 @@ TEST(AppOptions, ParsesEveryOption)
     EXPECT_EQ(o.tab, QStringLiteral("image"));
     EXPECT_FALSE(parseAppOptions({ QStringLiteral("--input"), QStringLiteral("data") }, &o, &error));
     EXPECT_FALSE(parseAppOptions({ QStringLiteral("--tab"), QStringLiteral("colours") }, &o, &error));
+    AppOptions e;
+    ASSERT_TRUE(parseAppOptions({ QStringLiteral("--explain"), QStringLiteral("gradcam"), QStringLiteral("--present"),
+                                    QStringLiteral("3") },
+        &e, &error))
+        << error.toStdString();
+    EXPECT_EQ(e.explain, QStringLiteral("gradcam"));
+    EXPECT_EQ(e.present, 3);
+    EXPECT_FALSE(parseAppOptions({ QStringLiteral("--explain"), QStringLiteral("lime") }, &o, &error));
+    EXPECT_TRUE(error.contains(QStringLiteral("lime"))) << error.toStdString();
+    EXPECT_FALSE(parseAppOptions({ QStringLiteral("--present"), QStringLiteral("0") }, &o, &error));
+    EXPECT_FALSE(parseAppOptions({ QStringLiteral("--present"), QStringLiteral("two") }, &o, &error));
 }
 
 TEST(AppOptions, RejectsBadArgumentsWithAReason)

@@ -1,12 +1,14 @@
 // The Explain dock: after a run, why the classifier answered as it did (saliency, gradient × input,
 // Grad-CAM, occlusion over the input), its top classes named, another class picked, cancelled; and
-// how one value of a convolution or a fully connected layer is computed, from a click.
+// how one value of a convolution or a fully connected layer is computed, from a click; what a
+// channel responds to; and the presentation's walk through a forward pass.
 
 #include "gui/explain/explain_panel.h"
 #include "gui/explain/channel_examples_view.h"
 #include "gui/explain/heat_overlay.h"
 #include "gui/explain/unit_anatomy_view.h"
 #include "gui/panels/breakpoint_model.h"
+#include "gui/present/presentation_view.h"
 #include "gui/tensor/feature_map_view.h"
 #include "gui/tensor/tensor_inspector.h"
 #include "gui_test_util.h"
@@ -249,4 +251,34 @@ TEST(ChannelExamplesWindow, AModelNoDataSetFitsSaysSo)
     ASSERT_TRUE(shownPause.wait(kWaitMs));
     EXPECT_FALSE(w->showChannelExamples(QStringLiteral("hybridsequential0_conv0_fwd_output"), 0));
     EXPECT_FALSE(w->showChannelExamples(QStringLiteral("no_such_tensor"), 0));
+}
+
+TEST(Presentation, LeftAndRightStepThroughTheForwardPass)
+{
+    auto w = makeWindow();
+    ASSERT_TRUE(openAndWait(*w, QStringLiteral("sample:fashion")));
+    ASSERT_TRUE(w->openPresentation(0));
+    PresentationView* p = w->presentationView();
+    ASSERT_TRUE(p);
+    QSignalSpy shown(p, &PresentationView::layerShown);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return !shown.isEmpty(); }, kWaitMs));
+    EXPECT_EQ(p->layerCount(), 9); // conv, relu, pool, conv, relu, pool, dense, relu, dense
+    EXPECT_EQ(p->currentLayer(), 0);
+    EXPECT_TRUE(p->titleText().startsWith(QStringLiteral("fashion · layer 1 of 9: Convolution"))) << p->titleText().toStdString();
+    QTest::keyClick(p, Qt::Key_Right);
+    EXPECT_EQ(p->currentLayer(), 1);
+    EXPECT_EQ(p->featureMaps()->tensor().shape(), (Shape { 1, 16, 28, 28 }));
+    QTest::keyClick(p, Qt::Key_End);
+    EXPECT_EQ(p->currentLayer(), 8);
+    QTest::keyClick(p, Qt::Key_Right); // past the end: stays
+    EXPECT_EQ(p->currentLayer(), 8);
+    QTest::keyClick(p, Qt::Key_Left);
+    EXPECT_EQ(p->currentLayer(), 7);
+    // The pass's last output is the model's prediction: the ankle boot.
+    const Tensor& scores = p->pass()->scores;
+    ASSERT_EQ(scores.size(), 10);
+    EXPECT_EQ(std::max_element(scores.data(), scores.data() + 10) - scores.data(), 9);
+    EXPECT_EQ(p->pass()->classNames.at(9), "Ankle boot");
+    QTest::keyClick(p, Qt::Key_Escape);
+    EXPECT_FALSE(p->isVisible());
 }
