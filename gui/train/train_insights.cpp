@@ -41,113 +41,103 @@ QIcon thumbnail(const samples::Dataset& d, int64_t i)
 }
 } // namespace
 
-/// The confusion matrix: true class down, predicted across, each cell's count on a white-to-blue
-/// scale (the diagonal) or white-to-red (mistakes), normalised per row; a click picks a cell.
-class ConfusionView : public QWidget {
+/// The confusion matrix as a QCustomPlot colour map: true class down, predicted across, each cell's
+/// share of its row blue on the diagonal and red off it (mistakes stand out from a few per cent),
+/// its count written on it; a click picks a cell.
+class ConfusionView : public QCustomPlot {
     Q_OBJECT
 public:
     explicit ConfusionView(QWidget* parent)
-        : QWidget(parent)
+        : QCustomPlot(parent)
+        , m_map(new QCPColorMap(xAxis, yAxis))
     {
-        setMinimumSize(220, 220);
-        setMouseTracking(true);
+        setMinimumSize(240, 240);
+        QCPColorGradient g;
+        g.setColorStopAt(0.0, QColor(205, 50, 40));
+        g.setColorStopAt(0.5, QColor(255, 255, 255));
+        g.setColorStopAt(1.0, QColor(40, 100, 190));
+        m_map->setGradient(g);
+        m_map->setDataRange(QCPRange(-1, 1));
+        m_map->setInterpolate(false);
+        m_map->setTightBoundary(false); // cells centred on 0 … K-1, edges half a cell beyond
+        yAxis->setRangeReversed(true);
+        xAxis->setLabel(tr("predicted"));
+        yAxis->setLabel(tr("true class"));
+        xAxis->setTickLabelRotation(45);
+        xAxis->grid()->setVisible(false);
+        yAxis->grid()->setVisible(false);
+        connect(this, &QCustomPlot::mousePress, this, [this](QMouseEvent* e) {
+            const auto [t, q] = cellAt(e->position().toPoint());
+            if (t >= 0) Q_EMIT cellClicked(t, q);
+        });
+        setEvaluation(nullptr, {});
     }
-    void setEvaluation(const samples::Evaluation* e, std::vector<QString> names)
+    void setEvaluation(const samples::Evaluation* e, const std::vector<QString>& names)
     {
         m_e = e;
-        m_names = std::move(names);
-        update();
+        clearItems();
+        const int64_t k = e ? e->classes : 0;
+        m_map->setVisible(k > 0);
+        if (k == 0) {
+            auto* hint = new QCPItemText(this);
+            hint->position->setType(QCPItemPosition::ptAxisRectRatio);
+            hint->position->setCoords(0.5, 0.5);
+            hint->setText(tr("The confusion matrix of the held-out set\nshows here after each epoch"));
+            replot();
+            return;
+        }
+        m_map->data()->setSize(static_cast<int>(k), static_cast<int>(k));
+        m_map->data()->setRange(QCPRange(0, static_cast<double>(k - 1)), QCPRange(0, static_cast<double>(k - 1)));
+        QSharedPointer<QCPAxisTickerText> ticks(new QCPAxisTickerText);
+        QFont small = font();
+        small.setPointSizeF(std::max(6.0, font().pointSizeF() * (k > 12 ? 0.7 : 0.85)));
+        for (int64_t t = 0; t < k; ++t) {
+            ticks->addTick(static_cast<double>(t), t < static_cast<int64_t>(names.size()) ? names[static_cast<size_t>(t)] : QString::number(t));
+            int64_t row = 0;
+            for (int64_t q = 0; q < k; ++q)
+                row += e->count(t, q);
+            for (int64_t q = 0; q < k; ++q) {
+                const int64_t n = e->count(t, q);
+                const double share = row > 0 ? static_cast<double>(n) / static_cast<double>(row) : 0.0;
+                const double v = t == q ? share : -std::min(1.0, 4 * share);
+                m_map->data()->setCell(static_cast<int>(q), static_cast<int>(t), v);
+                if (n == 0) continue;
+                auto* label = new QCPItemText(this);
+                label->position->setCoords(static_cast<double>(q), static_cast<double>(t));
+                label->setText(QString::number(n));
+                label->setFont(small);
+                label->setColor(std::fabs(v) > 0.55 ? Qt::white : Qt::black);
+                label->setClipToAxisRect(true);
+            }
+        }
+        xAxis->setTicker(ticks);
+        yAxis->setTicker(ticks);
+        xAxis->setRange(-0.5, static_cast<double>(k) - 0.5);
+        yAxis->setRange(-0.5, static_cast<double>(k) - 0.5);
+        replot();
     }
-    /// The cell at a point of the widget, or (-1, -1).
+    /// The cell (true, predicted) at a point of the widget, or (-1, -1).
     std::pair<int64_t, int64_t> cellAt(QPoint p) const
     {
-        if (!m_e || m_e->classes == 0) return { -1, -1 };
-        const QRectF g = grid();
-        if (!g.contains(p)) return { -1, -1 };
-        const double step = g.width() / static_cast<double>(m_e->classes);
-        return { static_cast<int64_t>((p.y() - g.top()) / step), static_cast<int64_t>((p.x() - g.left()) / step) };
+        if (!m_e || m_e->classes == 0 || !axisRect()->rect().contains(p)) return { -1, -1 };
+        const auto q = static_cast<int64_t>(std::lround(xAxis->pixelToCoord(p.x())));
+        const auto t = static_cast<int64_t>(std::lround(yAxis->pixelToCoord(p.y())));
+        if (t < 0 || q < 0 || t >= m_e->classes || q >= m_e->classes) return { -1, -1 };
+        return { t, q };
     }
-    QRectF cellRect(int64_t t, int64_t p) const
+    /// Where cell (true, predicted) is drawn, in widget coordinates.
+    QPoint cellCentre(int64_t t, int64_t q) const
     {
-        const QRectF g = grid();
-        const double step = g.width() / static_cast<double>(m_e->classes);
-        return { g.left() + static_cast<double>(p) * step, g.top() + static_cast<double>(t) * step, step, step };
+        return { static_cast<int>(xAxis->coordToPixel(static_cast<double>(q))),
+            static_cast<int>(yAxis->coordToPixel(static_cast<double>(t))) };
     }
 
 Q_SIGNALS:
     void cellClicked(qint64 trueClass, qint64 predictedClass);
 
-protected:
-    void paintEvent(QPaintEvent*) override
-    {
-        QPainter p(this);
-        p.fillRect(rect(), palette().color(QPalette::Base));
-        if (!m_e || m_e->classes == 0) {
-            p.drawText(rect(), Qt::AlignCenter, tr("The confusion matrix of the held-out set shows here after each epoch"));
-            return;
-        }
-        const int64_t k = m_e->classes;
-        const QRectF g = grid();
-        const double step = g.width() / static_cast<double>(k);
-        QFont f = font();
-        f.setPointSizeF(std::clamp(step / 3.2, 6.0, font().pointSizeF()));
-        p.setFont(f);
-        for (int64_t t = 0; t < k; ++t) {
-            int64_t row = 0;
-            for (int64_t q = 0; q < k; ++q)
-                row += m_e->count(t, q);
-            for (int64_t q = 0; q < k; ++q) {
-                const int64_t n = m_e->count(t, q);
-                const double share = row > 0 ? static_cast<double>(n) / static_cast<double>(row) : 0;
-                const QRectF r = cellRect(t, q);
-                const QColor base = t == q ? QColor(40, 100, 190) : QColor(205, 50, 40);
-                const double a = t == q ? share : std::min(1.0, 4 * share); // mistakes show at small shares
-                p.fillRect(r, QColor::fromRgbF(1 - a * (1 - base.redF()), 1 - a * (1 - base.greenF()), 1 - a * (1 - base.blueF())));
-                p.setPen(a > 0.55 ? Qt::white : Qt::black);
-                if (n > 0) p.drawText(r, Qt::AlignCenter, QString::number(n));
-            }
-        }
-        p.setPen(palette().color(QPalette::Mid));
-        p.drawRect(g);
-        p.setPen(palette().color(QPalette::WindowText));
-        for (int64_t c = 0; c < k; ++c) {
-            const QString name = c < static_cast<int64_t>(m_names.size()) ? m_names[static_cast<size_t>(c)] : QString::number(c);
-            p.drawText(QRectF(0, g.top() + static_cast<double>(c) * step, g.left() - 4, step), Qt::AlignRight | Qt::AlignVCenter,
-                name);
-            p.save();
-            p.translate(g.left() + (static_cast<double>(c) + 0.5) * step, g.bottom() + 4);
-            p.rotate(45);
-            p.drawText(QPointF(0, f.pointSizeF()), name);
-            p.restore();
-        }
-        QFont bold = font();
-        bold.setBold(true);
-        p.setFont(bold);
-        p.drawText(QRectF(g.left(), 0, g.width(), g.top() - 2), Qt::AlignCenter, tr("predicted →   (rows: true class)"));
-    }
-    void mousePressEvent(QMouseEvent* event) override
-    {
-        const auto [t, q] = cellAt(event->position().toPoint());
-        if (t >= 0) Q_EMIT cellClicked(t, q);
-    }
-
 private:
-    QRectF grid() const
-    {
-        const double left = labelWidth(), top = 20, bottom = labelWidth() * 0.8;
-        const double side = std::max(40.0, std::min(width() - left - 8, height() - top - bottom));
-        return { left, top, side, side };
-    }
-    double labelWidth() const
-    {
-        int w = 0;
-        for (const QString& n : m_names)
-            w = std::max(w, fontMetrics().horizontalAdvance(n));
-        return std::clamp(w + 10, 24, 110);
-    }
-
     const samples::Evaluation* m_e = nullptr;
-    std::vector<QString> m_names;
+    QCPColorMap* m_map;
 };
 
 TrainInsights::TrainInsights(QWidget* gradients, QWidget* parent)
@@ -163,6 +153,7 @@ TrainInsights::TrainInsights(QWidget* gradients, QWidget* parent)
     m_confusion = new ConfusionView(m_tabs);
     m_confusion->setToolTip(tr("Held-out set: rows are the true classes, columns the predicted ones; click a cell "
                                "to see its examples"));
+    m_confusion->setObjectName(QStringLiteral("confusionMatrix"));
     m_tabs->addTab(m_confusion, tr("Confusion"));
 
     auto* gallery = new QWidget(m_tabs);
@@ -200,6 +191,16 @@ TrainInsights::TrainInsights(QWidget* gradients, QWidget* parent)
     connect(m_confusion, &ConfusionView::cellClicked, this, [this](qint64 t, qint64 p) { showCell(t, p); });
     connect(m_parameter, &QComboBox::currentIndexChanged, this, [this] { drawRidge(); });
     connect(m_showWeights, &QRadioButton::toggled, this, [this] { drawRidge(); });
+}
+
+QWidget* TrainInsights::confusionWidget() const
+{
+    return m_confusion;
+}
+
+QPoint TrainInsights::confusionCellCentre(int64_t t, int64_t p) const
+{
+    return m_confusion->cellCentre(t, p);
 }
 
 QString TrainInsights::className(int64_t k) const

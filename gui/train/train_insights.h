@@ -16,7 +16,7 @@ namespace opscope::gui {
 class ConfusionView;
 
 /// What the Train dock shows of each epoch beyond the curves: the confusion matrix of the held-out
-/// set (click a cell: its examples in the gallery), a gallery of the misclassified examples with their
+/// set (a QCustomPlot colour map; click a cell: its examples in the gallery), a gallery of the misclassified examples with their
 /// predicted and true labels (most confident first), and each parameter's value and gradient
 /// histograms over the epochs as a ridge plot (TensorBoard's histogram dashboard). GUI thread only.
 class TrainInsights : public QWidget {
@@ -36,7 +36,9 @@ public:
     const samples::Evaluation& lastEvaluation() const { return m_test; }
     /// Epochs in the ridge plot.
     int ridgeEpochs() const { return static_cast<int>(m_history.size()); }
-    ConfusionView* confusionView() const { return m_confusion; }
+    QWidget* confusionWidget() const;
+    /// Where cell (true, predicted) of the confusion matrix is on screen (tests click it).
+    QPoint confusionCellCentre(int64_t trueClass, int64_t predictedClass) const;
     QCustomPlot* ridgePlot() const { return m_ridge; }
 
 private:
