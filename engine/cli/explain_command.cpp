@@ -25,45 +25,26 @@ std::string className(const std::vector<std::string>& names, int64_t k)
     return k >= 0 && static_cast<size_t>(k) < names.size() ? names[static_cast<size_t>(k)] : std::string();
 }
 
-// The input (as gray, its channels averaged and stretched to [0, 1]) with the heat over it: positive
-// values from dark red to yellow, negative ones blue, opacity growing with |value| / max |value|.
-// Scaled up by whole pixels to about 280 pixels on the long side.
+// The explanation over the input (debug::heatOverlayRgb, opacity 0.75), scaled up by whole pixels to
+// about 280 pixels on the long side.
 std::vector<uint8_t> overlay(const Tensor& input, const Tensor& heat, int& width, int& height)
 {
-    const int64_t c = input.shape()[1], h = input.shape()[2], w = input.shape()[3];
-    std::vector<float> gray(static_cast<size_t>(h * w), 0.0f);
-    for (int64_t ch = 0; ch < c; ++ch)
-        for (int64_t p = 0; p < h * w; ++p)
-            gray[static_cast<size_t>(p)] += input.data()[ch * h * w + p] / static_cast<float>(c);
-    const auto [lo, hi] = std::minmax_element(gray.begin(), gray.end());
-    const float glo = *lo, gspan = *hi > *lo ? *hi - *lo : 1.0f;
-    float peak = 0;
-    for (float v : heat.values())
-        peak = std::max(peak, std::fabs(v));
-    if (peak == 0) peak = 1;
+    const std::vector<uint8_t> small = debug::heatOverlayRgb(input, heat, 0.75);
+    if (small.empty()) {
+        width = height = 0;
+        return {};
+    }
+    const int64_t h = heat.shape()[0], w = heat.shape()[1];
     const int scale = static_cast<int>(std::max<int64_t>(1, 280 / std::max(h, w)));
     width = static_cast<int>(w) * scale;
     height = static_cast<int>(h) * scale;
     std::vector<uint8_t> rgb(static_cast<size_t>(width) * static_cast<size_t>(height) * 3);
     for (int y = 0; y < height; ++y)
-        for (int x = 0; x < width; ++x) {
-            const int64_t p = (y / scale) * w + x / scale;
-            const float g = (gray[static_cast<size_t>(p)] - glo) / gspan;
-            const float v = heat.data()[p] / peak;
-            const float a = std::min(1.0f, std::fabs(v)) * 0.75f;
-            float r, gg, b;
-            if (v >= 0) { // dark red → red → yellow
-                r = std::min(1.0f, 0.4f + 1.2f * v);
-                gg = std::clamp(2.0f * v - 0.8f, 0.0f, 1.0f);
-                b = 0.0f;
-            } else {
-                r = 0.1f, gg = 0.3f, b = 1.0f;
-            }
-            uint8_t* o = rgb.data() + (static_cast<size_t>(y) * static_cast<size_t>(width) + static_cast<size_t>(x)) * 3;
-            o[0] = static_cast<uint8_t>(std::lround(255 * ((1 - a) * g + a * r)));
-            o[1] = static_cast<uint8_t>(std::lround(255 * ((1 - a) * g + a * gg)));
-            o[2] = static_cast<uint8_t>(std::lround(255 * ((1 - a) * g + a * b)));
-        }
+        for (int x = 0; x < width; ++x)
+            for (int k = 0; k < 3; ++k)
+                rgb[(static_cast<size_t>(y) * static_cast<size_t>(width) + static_cast<size_t>(x)) * 3 + static_cast<size_t>(k)]
+                    = small[(static_cast<size_t>(y / scale) * static_cast<size_t>(w) + static_cast<size_t>(x / scale)) * 3
+                        + static_cast<size_t>(k)];
     return rgb;
 }
 
@@ -129,6 +110,8 @@ int explainCommand(const ExplainOptions& o)
                 return fail(kUsage, "explain: --png needs an image input (1, C, H, W), not " + inputs[0].shape().str());
             int w = 0, h = 0;
             const std::vector<uint8_t> rgb = overlay(inputs[0], e.heat, w, h);
+            if (rgb.empty())
+                return fail(kUsage, "explain: --png needs a float32 image input (1, C, H, W) and a map of its size");
             writePng(o.png, w, h, rgb);
             std::cout << "wrote " << o.png << "\n";
         }

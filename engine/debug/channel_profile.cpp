@@ -1,7 +1,7 @@
 #include "debug/channel_profile.h"
 
 #include "core/error.h"
-#include "ops/attrs.h"
+#include "debug/node_attrs.h"
 
 #include <nlohmann/json.hpp>
 
@@ -12,17 +12,6 @@
 namespace opscope::debug {
 
 namespace {
-
-std::vector<int64_t> tupleOr(const Node& n, const char* key, std::vector<int64_t> otherwise)
-{
-    auto it = n.attrs.find(key);
-    if (it == n.attrs.end() || it->second.empty()) return otherwise;
-    try {
-        return parseTupleAttr(it->second);
-    } catch (const std::exception&) {
-        return otherwise;
-    }
-}
 
 bool flag(const Node& n, const char* key)
 {

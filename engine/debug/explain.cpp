@@ -317,6 +317,55 @@ std::string defaultCamLayer(const Graph& graph)
     return graph.node(*last).name;
 }
 
+void heatColour(double t, float rgb[3])
+{
+    if (t < 0) {
+        rgb[0] = 0.1f, rgb[1] = 0.3f, rgb[2] = 1.0f;
+        return;
+    }
+    const auto v = static_cast<float>(std::min(1.0, t));
+    rgb[0] = std::min(1.0f, 0.4f + 1.2f * v);
+    rgb[1] = std::clamp(2.0f * v - 0.8f, 0.0f, 1.0f);
+    rgb[2] = 0.0f;
+}
+
+std::vector<uint8_t> heatOverlayRgb(const Tensor& input, const Tensor& heat, double opacity)
+{
+    if (input.ndim() != 4 || heat.ndim() != 2 || input.dtype() != DType::Float32 || heat.dtype() != DType::Float32
+        || input.shape()[2] != heat.shape()[0] || input.shape()[3] != heat.shape()[1])
+        return {};
+    const int64_t c = input.shape()[1], hw = heat.size();
+    std::vector<float> gray(static_cast<size_t>(hw), 0.0f);
+    for (int64_t ch = 0; ch < c; ++ch)
+        for (int64_t p = 0; p < hw; ++p)
+            gray[static_cast<size_t>(p)] += input.data()[ch * hw + p] / static_cast<float>(c);
+    float lo = 0, hi = 0, peak = 0;
+    bool first = true;
+    for (float g : gray)
+        if (std::isfinite(g)) {
+            lo = first ? g : std::min(lo, g);
+            hi = first ? g : std::max(hi, g);
+            first = false;
+        }
+    for (float v : heat.values())
+        if (std::isfinite(v)) peak = std::max(peak, std::fabs(v));
+    const float span = hi > lo ? hi - lo : 1.0f;
+    if (peak == 0) peak = 1;
+    std::vector<uint8_t> rgb(static_cast<size_t>(hw) * 3);
+    for (int64_t p = 0; p < hw; ++p) {
+        const float g = std::isfinite(gray[static_cast<size_t>(p)]) ? (gray[static_cast<size_t>(p)] - lo) / span : 0.0f;
+        const float raw = heat.data()[p];
+        const double v = std::isfinite(raw) ? raw / peak : 0.0;
+        const double a = std::min(1.0, std::fabs(v)) * std::clamp(opacity, 0.0, 1.0);
+        float colour[3];
+        heatColour(v, colour);
+        for (int k = 0; k < 3; ++k)
+            rgb[static_cast<size_t>(p) * 3 + static_cast<size_t>(k)]
+                = static_cast<uint8_t>(std::lround(255 * std::clamp((1 - a) * g + a * colour[k], 0.0, 1.0)));
+    }
+    return rgb;
+}
+
 Tensor resizeBilinear(const Tensor& map, int64_t height, int64_t width)
 {
     const int64_t h = map.shape()[0], w = map.shape()[1];

@@ -4,6 +4,7 @@
 #include "tensor/tensor.h"
 
 #include <cstdint>
+#include <cstddef>
 #include <functional>
 #include <string>
 #include <utility>
@@ -62,6 +63,14 @@ Explanation explain(gluon::HybridBlock& block, const Tensor& input, const Explai
 /// The default Grad-CAM layer of a graph: its last Convolution node, or the activation that alone
 /// reads it. Empty when it has none.
 std::string defaultCamLayer(const Graph& graph);
+
+/// The colour of an explanation's value t = v / max|v| in [-1, 1] as RGB in [0, 1]: positive from dark
+/// red through red to yellow, negative blue.
+void heatColour(double t, float rgb[3]);
+/// The explanation over its input as 8-bit RGB, H × W × 3 row-major: the input (1, C, H, W) as gray
+/// (its channels averaged, stretched to [0, 1]), each pixel blended towards heatColour by `opacity`
+/// (0-1) times |v| / max|v| of `heat` (H, W). Empty when the shapes do not fit.
+std::vector<uint8_t> heatOverlayRgb(const Tensor& input, const Tensor& heat, double opacity);
 
 /// Bilinear resize of a (h, w) map to (H, W) with aligned pixel centres (as image upsampling does).
 Tensor resizeBilinear(const Tensor& map, int64_t height, int64_t width);

@@ -1,7 +1,7 @@
 #include "debug/unit_anatomy.h"
 
 #include "core/error.h"
-#include "ops/attrs.h"
+#include "debug/node_attrs.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,34 +9,6 @@
 namespace opscope::debug {
 
 namespace {
-
-std::vector<int64_t> tupleOr(const Node& n, const char* key, std::vector<int64_t> otherwise)
-{
-    auto it = n.attrs.find(key);
-    if (it == n.attrs.end() || it->second.empty()) return otherwise;
-    try {
-        return parseTupleAttr(it->second);
-    } catch (const std::exception&) {
-        return otherwise;
-    }
-}
-
-double numberOr(const Node& n, const char* key, double otherwise)
-{
-    auto it = n.attrs.find(key);
-    if (it == n.attrs.end()) return otherwise;
-    try {
-        return parseFloatAttr(it->second);
-    } catch (const std::exception&) {
-        return otherwise;
-    }
-}
-
-std::string textOr(const Node& n, const char* key, const std::string& otherwise)
-{
-    auto it = n.attrs.find(key);
-    return it == n.attrs.end() ? otherwise : it->second;
-}
 
 Tensor asFloat(const Tensor& t)
 {
