@@ -58,6 +58,8 @@ std::optional<PixelRect> receptiveField(
         const bool pool = op == "Pooling" || op == "MaxPool" || op == "AveragePool";
         if (op == "GlobalAveragePool" || op == "GlobalMaxPool" || (op == "Pooling" && flag(n, "global_pool")))
             return PixelRect { 0, 0, inputHeight - 1, inputWidth - 1 };
+        if ((conv || pool) && n.onnx && textOr(n, "auto_pad", "NOTSET") != "NOTSET" && textOr(n, "auto_pad", "NOTSET") != "VALID")
+            return std::nullopt; // SAME padding depends on sizes the graph does not record here
         if (conv || pool) {
             std::vector<int64_t> k = tupleOr(n, n.onnx ? "kernel_shape" : "kernel", {});
             if (k.empty() && conv) {
@@ -93,8 +95,12 @@ LayerProfile profileLayer(gluon::HybridBlock& block, const Tensor& data, const T
     LayerProfile prof;
     prof.layer = o.layer;
     prof.dataSet = o.dataSet;
-    for (int64_t i = 0; i < n; ++i)
-        prof.classes = std::max<int64_t>(prof.classes, static_cast<int64_t>(labels.at(i)) + 1);
+    for (int64_t i = 0; i < n; ++i) {
+        const float l = labels.at(i);
+        if (!(l >= 0 && l < 100000 && l == std::floor(l)))
+            throw UsageError("label " + std::to_string(i) + " is " + std::to_string(l) + ": not a class index");
+        prof.classes = std::max<int64_t>(prof.classes, static_cast<int64_t>(l) + 1);
+    }
     prof.countPerClass.assign(static_cast<size_t>(prof.classes), 0);
     std::vector<std::vector<double>> sums; // [channel][class]
     std::shared_ptr<const Graph> graph;
@@ -138,6 +144,7 @@ LayerProfile profileLayer(gluon::HybridBlock& block, const Tensor& data, const T
             if (a.ndim() != 4 || a.shape()[0] != m)
                 throw UsageError("node '" + o.layer + "' gives " + a.shape().str() + "; its channels need (N, C, h, w)");
             const int64_t c = a.shape()[1], h = a.shape()[2], w = a.shape()[3];
+            if (h * w == 0) throw UsageError("node '" + o.layer + "' gives empty maps " + a.shape().str());
             if (prof.channels.empty()) {
                 prof.channels.resize(static_cast<size_t>(c));
                 sums.assign(static_cast<size_t>(c), std::vector<double>(static_cast<size_t>(prof.classes), 0.0));

@@ -30,8 +30,10 @@ std::vector<std::pair<int64_t, float>> topOf(const std::vector<float>& scores, i
     std::vector<int64_t> idx(scores.size());
     std::iota(idx.begin(), idx.end(), 0);
     const auto n = std::min<size_t>(static_cast<size_t>(std::max(k, 1)), idx.size());
+    // NaN ranks below everything (a diverged model's scores still order strictly).
+    auto key = [&](int64_t i) { return std::isnan(scores[i]) ? -INFINITY : scores[i]; };
     std::partial_sort(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(n), idx.end(),
-        [&](int64_t a, int64_t b) { return scores[a] > scores[b] || (scores[a] == scores[b] && a < b); });
+        [&](int64_t a, int64_t b) { return key(a) > key(b) || (key(a) == key(b) && a < b); });
     std::vector<std::pair<int64_t, float>> out;
     for (size_t i = 0; i < n; ++i)
         out.emplace_back(idx[i], scores[static_cast<size_t>(idx[i])]);
@@ -43,6 +45,9 @@ void checkInput(const Tensor& input, ExplainMethod m)
     if (input.ndim() < 2 || input.shape()[0] != 1)
         throw UsageError(std::string(methodName(m)) + ": the input has shape " + input.shape().str()
             + "; explaining needs one input (batch 1)");
+    for (int64_t d = 0; d < input.ndim(); ++d)
+        if (input.shape()[d] == 0)
+            throw UsageError(std::string(methodName(m)) + ": the input " + input.shape().str() + " has no elements");
     if (input.dtype() != DType::Float32)
         throw UsageError(std::string(methodName(m)) + ": the input is " + dtypeName(input.dtype())
             + "; gradients and occlusion need a float32 input");
@@ -166,7 +171,11 @@ Explanation gradCam(gluon::HybridBlock& block, const Tensor& input, const Explai
         throw UsageError("gradcam: node '" + layer + "' gives " + maps.shape().str()
             + "; Grad-CAM needs feature maps (1, C, h, w)");
     if (!grads.defined()) grads = Tensor::zeros(maps.shape()); // the class score does not depend on the layer
+    if (grads.shape() != maps.shape())
+        throw UsageError("gradcam: node '" + layer + "': its gradient " + grads.shape().str() + " does not match its maps "
+            + maps.shape().str());
     const int64_t c = maps.shape()[1], h = maps.shape()[2], w = maps.shape()[3], hw = h * w;
+    if (hw == 0) throw UsageError("gradcam: node '" + layer + "' gives empty maps " + maps.shape().str());
     const Tensor a = maps.dtype() == DType::Float32 ? maps : maps.astype(DType::Float32);
     const Tensor d = grads.dtype() == DType::Float32 ? grads : grads.astype(DType::Float32);
     e.raw = Tensor::zeros({ h, w });
@@ -233,9 +242,15 @@ Explanation occlusion(gluon::HybridBlock& block, const Tensor& input, const Expl
             batch = 1; // a model whose batch is fixed at 1 (an exported graph): one input at a time
             continue;
         }
-        if (y.ndim() != 2 || y.shape()[0] != n)
-            throw UsageError("occlusion: a batch of " + std::to_string(n) + " inputs gave an output of shape "
-                + y.shape().str());
+        if (y.ndim() == 1 && n == 1) y = y.reshape({ 1, y.shape()[0] }); // (K): one row of scores
+        if (y.ndim() != 2 || y.shape()[0] != n) {
+            if (n > 1) { // a model that answers one row whatever the batch: one input at a time
+                batch = 1;
+                continue;
+            }
+            throw UsageError("occlusion: an input gave an output of shape " + y.shape().str()
+                + "; explaining needs one row of class scores");
+        }
         const Tensor f = y.dtype() == DType::Float32 ? y : y.astype(DType::Float32);
         const int64_t k = f.shape()[1];
         for (int64_t b = 0; b < n; ++b) {

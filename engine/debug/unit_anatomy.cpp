@@ -62,6 +62,9 @@ UnitAnatomy convolution(const Node& n, const std::vector<Tensor>& in, const Tens
     if (cOut % groups != 0 || perGroupIn * groups != cIn || out.shape()[1] != cOut)
         throw UsageError("node '" + n.name + "': weight " + w.shape().str() + " does not fit data " + x.shape().str()
             + " in " + std::to_string(groups) + " group(s)");
+    if (idx[0] >= x.shape()[0])
+        throw UsageError("node '" + n.name + "': output row " + std::to_string(idx[0]) + " has no input row in data "
+            + x.shape().str());
     UnitAnatomy a;
     a.kernelH = kh;
     a.kernelW = kw;
@@ -109,6 +112,9 @@ UnitAnatomy dense(const Node& n, const std::vector<Tensor>& in, const Tensor& ou
     if (w.ndim() != 2 || (transB ? w.shape()[1] : w.shape()[0]) != k || (transB ? w.shape()[0] : w.shape()[1]) != units)
         throw UsageError("node '" + n.name + "': weight " + w.shape().str() + " does not fit data " + x.shape().str()
             + " and output " + out.shape().str());
+    if (idx[0] >= rows)
+        throw UsageError("node '" + n.name + "': output row " + std::to_string(idx[0]) + " has no input row in data "
+            + x.shape().str());
     UnitAnatomy a;
     const int64_t b = idx[0], u = idx[1];
     for (int64_t i = 0; i < k; ++i) {
@@ -127,7 +133,9 @@ UnitAnatomy dense(const Node& n, const std::vector<Tensor>& in, const Tensor& ou
         const Tensor bias = asFloat(in[2]);
         const double beta = gemm ? numberOr(n, "beta", 1.0) : 1.0;
         // A Gemm's C broadcasts: one value, one per unit, or the whole (N, units).
+        const bool perRow = bias.ndim() == 2 && bias.shape()[1] == 1 && bias.shape()[0] == rows && rows > 1;
         const float v = bias.size() == 1 ? bias.data()[0]
+            : perRow                     ? bias.data()[b]
             : bias.size() == units       ? bias.data()[u]
             : bias.size() == rows * units ? bias.data()[b * units + u]
                                          : throw UsageError("node '" + n.name + "': bias " + bias.shape().str()

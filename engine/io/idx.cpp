@@ -58,6 +58,8 @@ std::optional<Layout> readHeader(const std::string& b, const std::string& name, 
     }
     const int ndim = static_cast<unsigned char>(b[3]);
     if (ndim == 0) fail(3, "zero dimensions");
+    if (ndim > Shape::kMaxDims)
+        fail(3, std::to_string(ndim) + " dimensions (at most " + std::to_string(Shape::kMaxDims) + " are read)");
     l.headerBytes = 4 + 4 * static_cast<int64_t>(ndim);
     if (b.size() < static_cast<size_t>(l.headerBytes)) return std::nullopt;
     std::vector<int64_t> dims;
@@ -128,6 +130,11 @@ std::string gunzip(const std::string& packed, const std::string& name)
             s.next_out = reinterpret_cast<Bytef*>(chunk);
             s.avail_out = sizeof chunk;
             rc = inflate(&s, Z_NO_FLUSH);
+            if (rc == Z_BUF_ERROR && s.avail_in == 0) {
+                throw FileError(name + ": byte " + std::to_string(s.total_in)
+                    + " of the gzip file: the compressed stream ends early (after " + std::to_string(s.total_out)
+                    + " bytes decompressed)");
+            }
             if (rc != Z_OK && rc != Z_STREAM_END) {
                 const std::string why = s.msg ? s.msg : "damaged compressed data";
                 throw FileError(name + ": byte " + std::to_string(s.total_in) + " of the gzip file: " + why

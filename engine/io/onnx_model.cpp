@@ -98,12 +98,32 @@ namespace {
     // given, and indexes pads, strides and dilations (sized by the input's rank) with it: a weight of
     // another rank than the input reads past their ends. With the window written out (what the
     // attribute means anyway), the inference compares the ranks and fails cleanly instead.
-    void pinConvolutionWindows(onnx::GraphProto& g)
+    void pinConvolutionWindows(onnx::GraphProto& g, std::map<std::string, std::vector<int64_t>> known = {})
     {
-        std::map<std::string, const onnx::TensorProto*> initializers;
+        // Weights whose shapes the file states: initializers, Constant outputs, fully typed inputs.
         for (const auto& t : g.initializer())
-            initializers[t.name()] = &t;
+            known[t.name()] = { t.dims().begin(), t.dims().end() };
+        for (const auto& in : g.input()) {
+            if (!in.type().has_tensor_type() || !in.type().tensor_type().has_shape()) continue;
+            std::vector<int64_t> dims;
+            bool all = true;
+            for (const auto& d : in.type().tensor_type().shape().dim()) {
+                all = all && d.has_dim_value();
+                dims.push_back(d.dim_value());
+            }
+            if (all && !known.count(in.name())) known[in.name()] = dims;
+        }
+        for (const auto& node : g.node())
+            if (node.op_type() == "Constant" && node.output_size() == 1)
+                for (const auto& a : node.attribute())
+                    if (a.name() == "value" && a.has_t()) known[node.output(0)] = { a.t().dims().begin(), a.t().dims().end() };
         for (auto& node : *g.mutable_node()) {
+            // Convolutions inside If, Loop and Scan bodies see the outer graph's names too.
+            for (auto& a : *node.mutable_attribute()) {
+                if (a.has_g()) pinConvolutionWindows(*a.mutable_g(), known);
+                for (auto& sub : *a.mutable_graphs())
+                    pinConvolutionWindows(sub, known);
+            }
             const std::string& op = node.op_type();
             int weight = -1;
             if (op == "Conv" || op == "ConvTranspose" || op == "ConvInteger" || op == "DeformConv") weight = 1;
@@ -112,13 +132,17 @@ namespace {
             bool given = false;
             for (const auto& a : node.attribute())
                 given = given || a.name() == "kernel_shape";
-            auto it = initializers.find(node.input(weight));
-            if (given || it == initializers.end() || it->second->dims_size() < 3) continue;
+            auto it = known.find(node.input(weight));
+            if (given || it == known.end() || it->second.size() < 3) continue;
+            bool positive = true;
+            for (size_t d = 2; d < it->second.size(); ++d)
+                positive = positive && it->second[d] >= 1 && it->second[d] <= kMaxAttrInt;
+            if (!positive) continue; // an empty window is refused with the weight named, later
             onnx::AttributeProto* a = node.add_attribute();
             a->set_name("kernel_shape");
             a->set_type(onnx::AttributeProto::INTS);
-            for (int d = 2; d < it->second->dims_size(); ++d)
-                a->add_ints(it->second->dims(d));
+            for (size_t d = 2; d < it->second.size(); ++d)
+                a->add_ints(it->second[d]);
         }
     }
 

@@ -8,6 +8,8 @@
 #include "gui/explain/unit_anatomy_view.h"
 #include "gui/inputs/input_panel.h"
 #include "gui/present/presentation_view.h"
+#include "gui/session/parameter_snapshot.h"
+#include "gui/train/train_panel.h"
 #include "models/training.h"
 #include "gui/session/session_controller.h"
 #include "gui/tensor/value_format.h"
@@ -111,7 +113,8 @@ bool MainWindow::showChannelExamples(const QString& tensor, int channel)
     }
     const QString node = QString::fromStdString(graph->node(*layer).name);
     m_channelDialog->setWindowTitle(tr("What Does This Channel Respond To? %1").arg(node));
-    m_channelView->start(model->spec, model->paramsFile, node, sets, channel);
+    if (m_train->isTraining()) return refuse(tr("The Train dock is training the model: profile it once it is done"));
+    m_channelView->start(model->spec, model->paramsFile, node, sets, channel, snapshotParameters(*model->block));
     m_channelDialog->show();
     m_channelDialog->raise();
     return true;
@@ -130,11 +133,15 @@ bool MainWindow::openPresentation(int layer)
         showMessage(tr("Inputs"), built.error);
         return false;
     }
+    if (m_train->isTraining()) {
+        statusBar()->showMessage(tr("The Train dock is training the model: present it once it is done"), 8000);
+        return false;
+    }
     if (!m_presentation) {
         m_presentation = new PresentationView(this);
         m_presentation->resize(1280, 720);
     }
-    m_presentation->present(model, built.tensors.front(), layer);
+    m_presentation->present(model, built.tensors.front(), layer, snapshotParameters(*model->block));
     m_presentation->show();
     m_presentation->raise();
     m_presentation->activateWindow();

@@ -14,6 +14,7 @@
 #include "gui/tensor/tensor_inspector.h"
 #include "gui/explain/explain_panel.h"
 #include "gui/present/presentation_view.h"
+#include "gui/session/parameter_snapshot.h"
 #include "gui/train/train_panel.h"
 
 #include <algorithm>
@@ -216,7 +217,9 @@ void MainWindow::explainRun()
         m_explain->clearSubject(built.error);
         return;
     }
-    m_explain->setSubject(model, built.tensors.front());
+    // The weights as the window has them (the Train dock may have trained them since loading), copied
+    // now: the session's worker is parked at a pause or after a run.
+    m_explain->setSubject(model, built.tensors.front(), snapshotParameters(*model->block));
 }
 
 void MainWindow::syncShownGraph()

@@ -101,7 +101,8 @@ ChannelExamplesView::ChannelExamplesView(QWidget* parent)
     layout->addWidget(m_status);
 
     connect(m_channel, &QSpinBox::valueChanged, this, [this] { render(); });
-    connect(m_dataSet, &QComboBox::currentIndexChanged, this, [this] {
+    // `activated`: picking the same data set again after a Cancel starts over.
+    connect(m_dataSet, &QComboBox::activated, this, [this] {
         if (!m_request.layer.isEmpty()) request();
     });
     connect(m_cancel, &QToolButton::clicked, this, [this] {
@@ -122,34 +123,40 @@ ChannelExamplesView::ChannelExamplesView(QWidget* parent)
     });
 }
 
-void ChannelExamplesView::start(
-    const QString& model, const QString& params, const QString& layer, const QStringList& dataSets, int channel)
+void ChannelExamplesView::start(const QString& model, const QString& params, const QString& layer,
+    const QStringList& dataSets, int channel, ParameterSnapshot weights)
 {
     m_request.model = model;
     m_request.params = params;
     m_request.layer = layer;
+    m_request.weightsKey = fingerprint(weights);
+    m_request.weights = std::move(weights);
     {
         QSignalBlocker block(m_dataSet);
         m_dataSet->clear();
         m_dataSet->addItems(dataSets);
     }
-    m_channel->setValue(channel);
+    m_wantedChannel = channel;
     request();
 }
 
 void ChannelExamplesView::setDataSet(const QString& name)
 {
-    m_dataSet->setCurrentIndex(m_dataSet->findText(name));
+    const int i = m_dataSet->findText(name);
+    if (i < 0) return;
+    m_dataSet->setCurrentIndex(i);
+    request();
 }
 
 void ChannelExamplesView::setChannel(int c)
 {
-    m_channel->setValue(c);
+    if (m_result) m_channel->setValue(c);
+    else m_wantedChannel = c;
 }
 
 int ChannelExamplesView::channel() const
 {
-    return m_channel->value();
+    return m_result || m_wantedChannel < 0 ? m_channel->value() : m_wantedChannel;
 }
 
 QString ChannelExamplesView::statusText() const
@@ -188,7 +195,12 @@ void ChannelExamplesView::show(const ChannelProfileResultPtr& result)
     m_progress->hide();
     m_cancel->hide();
     const int channels = static_cast<int>(result->profile.channels.size());
-    m_channel->setRange(0, std::max(0, channels - 1));
+    {
+        QSignalBlocker block(m_channel);
+        m_channel->setRange(0, std::max(0, channels - 1));
+        if (m_wantedChannel >= 0) m_channel->setValue(std::clamp(m_wantedChannel, 0, std::max(0, channels - 1)));
+        m_wantedChannel = -1;
+    }
     m_status->setText(tr("%1 channels profiled over %2 images of %3%4")
                           .arg(channels)
                           .arg(result->profile.samples)

@@ -28,7 +28,7 @@ public:
     /// Profiles `layer` of `model` on the data sets that fit (`dataSets`, the first chosen) and
     /// shows `channel`.
     void start(const QString& model, const QString& params, const QString& layer, const QStringList& dataSets,
-        int channel);
+        int channel, ParameterSnapshot weights = {});
     void setDataSet(const QString& name);
     void setChannel(int channel);
     int channel() const;
@@ -49,6 +49,7 @@ private:
     ChannelProfileRunner* m_runner;
     ChannelProfileRequest m_request;
     ChannelProfileResultPtr m_result;
+    int m_wantedChannel = 0; // shown once the profile (and so the channel count) is there
     QLabel* m_title;
     QComboBox* m_dataSet;
     QSpinBox* m_channel;

@@ -176,12 +176,20 @@ ExplainPanel::ExplainPanel(QWidget* parent)
     clearSubject(tr("Run the model (F5): the explanation of its prediction shows here."));
 }
 
-void ExplainPanel::setSubject(ModelInfoPtr model, const Tensor& input)
+void ExplainPanel::setSubject(ModelInfoPtr model, const Tensor& input, ParameterSnapshot weights)
 {
     const bool sameModel = m_model && model && m_model->spec == model->spec && m_model->paramsFile == model->paramsFile;
     const bool sameInput = m_input.defined() && input.defined() && m_input.shape() == input.shape()
         && m_input.dtype() == input.dtype() && std::memcmp(m_input.raw(), input.raw(), input.bytes()) == 0;
-    if (sameModel && sameInput && (m_result || m_runner->isRunning())) return; // shown (or coming) already
+    const QString weightsKey = fingerprint(weights);
+    // Shown already for this model, weights, input, method, class and layer: nothing to do.
+    if (sameModel && sameInput && weightsKey == m_weightsKey && m_result && !m_runner->isRunning()
+        && m_result->request.options.method == method()
+        && (m_class < 0 || m_result->explanation.classIndex == m_class)
+        && (method() != debug::ExplainMethod::GradCam || m_result->request.options.layer == m_layerBox->currentText().toStdString()))
+        return;
+    m_weights = std::move(weights);
+    m_weightsKey = weightsKey;
     m_model = std::move(model);
     m_input = input;
     if (!sameModel) {
@@ -294,6 +302,7 @@ void ExplainPanel::compute()
     r.options.classIndex = m_class;
     r.options.topK = 10;
     if (r.options.method == debug::ExplainMethod::GradCam) r.options.layer = m_layerBox->currentText().toStdString();
+    r.weights = m_weights;
     m_progress->hide();
     m_cancel->setVisible(r.options.method == debug::ExplainMethod::Occlusion);
     m_status->setText(tr("Computing %1…").arg(methodTitle(r.options.method)));

@@ -30,8 +30,9 @@ class ExplainPanel : public QWidget {
 public:
     explicit ExplainPanel(QWidget* parent = nullptr);
 
-    /// The model and the input to explain; computed now when visible, else when shown.
-    void setSubject(ModelInfoPtr model, const Tensor& input);
+    /// The model, its weights as the window has them (empty: the model's own) and the input to
+    /// explain; computed now when visible, else when shown.
+    void setSubject(ModelInfoPtr model, const Tensor& input, ParameterSnapshot weights = {});
     /// Nothing to explain: `message` says why.
     void clearSubject(const QString& message);
 
@@ -68,6 +69,8 @@ private:
     ExplainRunner* m_runner;
     ModelInfoPtr m_model;
     Tensor m_input;
+    ParameterSnapshot m_weights;
+    QString m_weightsKey;
     int64_t m_class = -1;
     bool m_dirty = false;
     ExplainResultPtr m_result;

@@ -124,12 +124,13 @@ private:
     std::vector<Row> m_rows;
 };
 
-ForwardPassPtr recordForwardPass(const ModelInfo& model, const Tensor& input)
+ForwardPassPtr recordForwardPass(const ModelInfo& model, const Tensor& input, const ParameterSnapshot& weights)
 {
     load::LoadedModel m = load::loadModel(model.spec.toStdString(), model.paramsFile.toStdString(), 0);
     if (m.inputNames.size() != 1) throw UsageError("presenting needs a model of one input");
     load::fitToInputs(m, std::vector<Tensor> { input });
     if (!m.block->hasFixedGraph()) m.block->initializeFor({ input.shape() });
+    applyParameters(*m.block, weights);
     m.block->hybridize();
     m.block->call(input); // traces the graph
     const std::shared_ptr<const Graph> graph = m.block->graph();
@@ -204,10 +205,10 @@ PresentationView::PresentationView(QWidget* parent)
     m_hint->setStyleSheet(QStringLiteral("color: #777;"));
     outer->addWidget(m_hint);
     connect(&m_watcher, &QFutureWatcher<ForwardPassPtr>::finished, this, [this] {
-        try {
-            m_pass = m_watcher.result();
-        } catch (const std::exception& e) {
-            m_title->setText(tr("Cannot present this model: %1").arg(QString::fromStdString(e.what())));
+        m_pass = m_watcher.result();
+        if (!m_pass->error.empty()) {
+            m_title->setText(tr("Cannot present this model: %1").arg(QString::fromStdString(m_pass->error)));
+            m_pass.reset();
             Q_EMIT failed(m_title->text());
             return;
         }
@@ -237,7 +238,7 @@ PresentationView::~PresentationView()
     m_watcher.waitForFinished();
 }
 
-void PresentationView::present(ModelInfoPtr model, const Tensor& input, int layer)
+void PresentationView::present(ModelInfoPtr model, const Tensor& input, int layer, ParameterSnapshot weights)
 {
     m_model = std::move(model);
     m_pass.reset();
@@ -247,7 +248,16 @@ void PresentationView::present(ModelInfoPtr model, const Tensor& input, int laye
     m_strip->setPass(nullptr, 0);
     const ModelInfoPtr m = m_model;
     const Tensor x = input.copy();
-    m_watcher.setFuture(QtConcurrent::run([m, x] { return recordForwardPass(*m, x); }));
+    // The job's exceptions become the pass's error (QtConcurrent would only say "std::exception").
+    m_watcher.setFuture(QtConcurrent::run([m, x, weights = std::move(weights)]() -> ForwardPassPtr {
+        try {
+            return recordForwardPass(*m, x, weights);
+        } catch (const std::exception& e) {
+            auto failed = std::make_shared<ForwardPass>();
+            failed->error = e.what();
+            return failed;
+        }
+    }));
 }
 
 int PresentationView::layerCount() const

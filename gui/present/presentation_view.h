@@ -1,6 +1,7 @@
 #pragma once
 
 #include "gui/session/model_info.h"
+#include "gui/session/parameter_snapshot.h"
 #include "tensor/tensor.h"
 
 #include <memory>
@@ -28,12 +29,13 @@ struct ForwardPass {
     Tensor input;
     Tensor scores; ///< the last layer's output when it is one row of class scores, else empty
     std::vector<std::string> classNames;
+    std::string error; ///< why there is no pass (the other fields are empty then)
 };
 using ForwardPassPtr = std::shared_ptr<const ForwardPass>;
 
 /// Runs `model` (an instance of its own, loaded from its spec) on `input`, keeping every op's output.
 /// Throws what loading or running throws.
-ForwardPassPtr recordForwardPass(const ModelInfo& model, const Tensor& input);
+ForwardPassPtr recordForwardPass(const ModelInfo& model, const Tensor& input, const ParameterSnapshot& weights = {});
 
 /// View ▸ Presentation: a window for a lecture hall projector (made for 1280×720, larger fonts): the
 /// model's layers as a clean chain on the left, the current layer's output large in the middle (its
@@ -47,7 +49,7 @@ public:
     ~PresentationView() override;
 
     /// Records a forward pass of `model` on `input` (on a worker) and shows layer `layer` (0-based).
-    void present(ModelInfoPtr model, const Tensor& input, int layer = 0);
+    void present(ModelInfoPtr model, const Tensor& input, int layer = 0, ParameterSnapshot weights = {});
     bool isRecording() const { return m_watcher.isRunning(); }
     int layerCount() const;
     int currentLayer() const { return m_current; }

@@ -22,12 +22,13 @@ ChannelProfileRunner::ChannelProfileRunner(QObject* parent)
     , m_current(std::make_shared<std::atomic<quint64>>(0))
 {
     qRegisterMetaType<ChannelProfileResultPtr>();
+    m_pool.setMaxThreadCount(1); // one profile at a time, off the shared pool the window loads models on
 }
 
 ChannelProfileRunner::~ChannelProfileRunner()
 {
     m_current->store(0);
-    m_job.waitForFinished();
+    m_pool.waitForDone();
 }
 
 QString ChannelProfileRunner::cacheFolder()
@@ -44,6 +45,16 @@ QString ChannelProfileRunner::cacheFile(const ChannelProfileRequest& r)
             key += QByteArray::number(f.size()) + ':' + QByteArray::number(f.lastModified().toMSecsSinceEpoch());
     }
     if (r.model.startsWith(QStringLiteral("sample:"))) key += QCoreApplication::applicationVersion().toUtf8(); // shipped weights
+    key += r.weightsKey.toUtf8(); // the weights the window has (trained since loading, say)
+    // Where the data set is read from, and its files' sizes and times.
+    const QString folder = r.dataSet == QStringLiteral("mnist") ? QString::fromStdString(samples::mnistFolder().string())
+        : r.dataSet == QStringLiteral("fashion")                ? QString::fromStdString(samples::fashionFolder().string())
+                                                                : QString();
+    if (!folder.isEmpty()) {
+        key += folder.toUtf8();
+        for (const QFileInfo& f : QDir(folder).entryInfoList(QDir::Files, QDir::Name))
+            key += f.fileName().toUtf8() + QByteArray::number(f.size()) + ':' + QByteArray::number(f.lastModified().toMSecsSinceEpoch());
+    }
     return cacheFolder() + QLatin1Char('/') + QString::fromLatin1(QCryptographicHash::hash(key, QCryptographicHash::Sha1).toHex())
         + QStringLiteral(".json");
 }
@@ -73,7 +84,17 @@ ChannelProfileResultPtr ChannelProfileRunner::compute(
     if (cached.open(QIODevice::ReadOnly)) {
         try {
             result->profile = debug::layerProfileFromJson(cached.readAll().toStdString(), file.toStdString());
-            if (result->profile.layer == r.layer.toStdString() && !result->profile.cancelled) {
+            // Only a profile that fits these images is used (a damaged or stale file is computed again).
+            bool fits = result->profile.layer == r.layer.toStdString() && !result->profile.cancelled
+                && result->profile.samples == split.test.data.shape()[0];
+            for (const debug::ChannelProfile& c : result->profile.channels) {
+                fits = fits && c.meanPerClass.size() == static_cast<size_t>(result->profile.classes);
+                for (const debug::ChannelExample& e : c.top)
+                    fits = fits && e.sample >= 0 && e.sample < split.test.data.shape()[0] && e.field.top >= 0 && e.field.left >= 0
+                        && e.field.bottom < split.test.data.shape()[2] && e.field.right < split.test.data.shape()[3]
+                        && e.field.top <= e.field.bottom && e.field.left <= e.field.right;
+            }
+            if (fits) {
                 result->fromCache = true;
                 return result;
             }
@@ -81,8 +102,13 @@ ChannelProfileResultPtr ChannelProfileRunner::compute(
             // A damaged cache file is computed again (and replaced).
         }
     }
+    if (progress && !progress(0, split.test.data.shape()[0])) {
+        result->profile.cancelled = true;
+        return result;
+    }
     load::LoadedModel m = load::loadModel(r.model.toStdString(), r.params.toStdString(), 0);
     if (m.inputNames.size() != 1) throw UsageError("profiling a layer needs a model of one input");
+    applyParameters(*m.block, r.weights);
     Shape one = split.test.data.shape();
     one[0] = 1;
     load::fitToInputs(m, std::vector<Shape> { one });
@@ -121,7 +147,7 @@ void ChannelProfileRunner::start(const ChannelProfileRequest& request)
             },
             Qt::QueuedConnection);
     };
-    m_job = QtConcurrent::run([request, current, generation, self, deliver] {
+    m_job = QtConcurrent::run(&m_pool, [request, current, generation, self, deliver] {
         auto progress = [current, generation, self](int64_t done, int64_t total) {
             if (current->load() != generation) return false;
             QMetaObject::invokeMethod(

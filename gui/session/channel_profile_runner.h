@@ -12,7 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "gui/session/parameter_snapshot.h"
+
 #include <QFuture>
+#include <QThreadPool>
 #include <QObject>
 #include <QString>
 
@@ -23,6 +26,10 @@ struct ChannelProfileRequest {
     QString params;
     QString dataSet; ///< mnist, fashion or digits (its held-out part)
     QString layer; ///< the node whose output's channels are profiled
+    /// The weights to profile with (the window's, which training may have changed since loading);
+    /// empty: the model's own. weightsKey identifies them in the cache.
+    ParameterSnapshot weights;
+    QString weightsKey;
 };
 
 struct ChannelProfileResult {
@@ -68,6 +75,7 @@ private:
     quint64 m_generation = 0;
     int m_running = 0;
     QFuture<void> m_job;
+    QThreadPool m_pool;
 };
 
 } // namespace opscope::gui

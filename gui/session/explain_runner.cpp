@@ -34,6 +34,7 @@ struct ExplainRunner::Worker {
             params = r.params;
             shape = r.input.shape();
         }
+        applyParameters(*loaded.block, r.weights);
         return *loaded.block;
     }
 };
@@ -44,12 +45,13 @@ ExplainRunner::ExplainRunner(QObject* parent)
     , m_current(std::make_shared<std::atomic<quint64>>(0))
 {
     qRegisterMetaType<ExplainResultPtr>();
+    m_pool.setMaxThreadCount(1); // one explanation at a time, off the shared pool the window loads models on
 }
 
 ExplainRunner::~ExplainRunner()
 {
     m_current->store(0);
-    m_job.waitForFinished();
+    m_pool.waitForDone();
 }
 
 void ExplainRunner::start(ExplainRequest request)
@@ -72,7 +74,7 @@ void ExplainRunner::start(ExplainRequest request)
             },
             Qt::QueuedConnection);
     };
-    m_job = QtConcurrent::run([request = std::move(request), worker, current, generation, self, deliver]() mutable {
+    m_job = QtConcurrent::run(&m_pool, [request = std::move(request), worker, current, generation, self, deliver]() mutable {
         QElapsedTimer timer;
         timer.start();
         std::lock_guard lock(worker->mutex);
@@ -97,6 +99,7 @@ void ExplainRunner::start(ExplainRequest request)
             result->explanation = debug::explain(block, request.input, request.options);
             result->elapsedMs = timer.elapsed();
             request.options.progress = {};
+            request.weights.clear(); // kept by the caller; not needed with the result
             result->request = std::move(request);
             if (result->explanation.cancelled) {
                 deliver([](ExplainRunner& r) { Q_EMIT r.cancelled(); });

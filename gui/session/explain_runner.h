@@ -11,7 +11,10 @@
 #include <memory>
 #include <mutex>
 
+#include "gui/session/parameter_snapshot.h"
+
 #include <QFuture>
+#include <QThreadPool>
 #include <QObject>
 #include <QString>
 
@@ -22,6 +25,7 @@ struct ExplainRequest {
     QString params; ///< its parameter file (empty: its own)
     Tensor input; ///< (1, C, H, W) or (1, D)
     debug::ExplainOptions options; ///< its progress callback is the runner's
+    ParameterSnapshot weights; ///< the window's weights (empty: the model's own)
 };
 
 struct ExplainResult {
@@ -60,6 +64,7 @@ private:
     quint64 m_generation = 0;
     int m_running = 0;
     QFuture<void> m_job;
+    QThreadPool m_pool;
 };
 
 } // namespace opscope::gui

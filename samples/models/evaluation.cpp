@@ -9,15 +9,22 @@
 
 namespace opscope::samples {
 
+namespace {
+// Confidence as a sort key: NaN (a diverged model) last.
+float rank(const std::vector<float>& c, int64_t i)
+{
+    const float v = c[static_cast<size_t>(i)];
+    return std::isnan(v) ? -1.0f : v;
+}
+} // namespace
+
 std::vector<int64_t> Evaluation::cell(const Dataset& data, int64_t t, int64_t p) const
 {
     std::vector<int64_t> out;
     for (size_t i = 0; i < predicted.size(); ++i)
         if (static_cast<int64_t>(data.label.at(static_cast<int64_t>(i))) == t && predicted[i] == p)
             out.push_back(static_cast<int64_t>(i));
-    std::stable_sort(out.begin(), out.end(), [&](int64_t a, int64_t b) {
-        return confidence[static_cast<size_t>(a)] > confidence[static_cast<size_t>(b)];
-    });
+    std::stable_sort(out.begin(), out.end(), [&](int64_t a, int64_t b) { return rank(confidence, a) > rank(confidence, b); });
     return out;
 }
 
@@ -26,9 +33,7 @@ std::vector<int64_t> Evaluation::mistakes(const Dataset& data, size_t limit) con
     std::vector<int64_t> out;
     for (size_t i = 0; i < predicted.size(); ++i)
         if (static_cast<int64_t>(data.label.at(static_cast<int64_t>(i))) != predicted[i]) out.push_back(static_cast<int64_t>(i));
-    std::stable_sort(out.begin(), out.end(), [&](int64_t a, int64_t b) {
-        return confidence[static_cast<size_t>(a)] > confidence[static_cast<size_t>(b)];
-    });
+    std::stable_sort(out.begin(), out.end(), [&](int64_t a, int64_t b) { return rank(confidence, a) > rank(confidence, b); });
     if (out.size() > limit) out.resize(limit);
     return out;
 }

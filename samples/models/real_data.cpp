@@ -70,6 +70,8 @@ Dataset fromIdx(const fs::path& images, const fs::path& labels)
             + " unsigned-byte labels (one per image of " + images.filename().string() + "), found "
             + std::string(dtypeName(y.dtype())) + " " + y.shape().str());
     const int64_t n = x.shape()[0];
+    if (n == 0) throw FileError(images.string() + ": holds no images");
+    const std::string where = labels.extension() == ".gz" ? " of the decompressed data" : "";
     Dataset d { Tensor({ n, 1, 28, 28 }), Tensor({ n }) };
     const auto* px = static_cast<const uint8_t*>(x.raw());
     const auto* py = static_cast<const uint8_t*>(y.raw());
@@ -77,7 +79,7 @@ Dataset fromIdx(const fs::path& images, const fs::path& labels)
         d.data.data()[i] = static_cast<float>(px[i]) / 255.0f;
     for (int64_t i = 0; i < n; ++i) {
         if (py[i] > 9)
-            throw FileError(labels.string() + ": byte " + std::to_string(8 + i) + ": label " + std::to_string(py[i])
+            throw FileError(labels.string() + ": byte " + std::to_string(8 + i) + where + ": label " + std::to_string(py[i])
                 + " of image " + std::to_string(i) + " is not a class 0-9");
         d.label.data()[i] = static_cast<float>(py[i]);
     }

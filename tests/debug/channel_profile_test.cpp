@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 using namespace opscope;
 using namespace opscope::gluon;
 
@@ -104,6 +106,11 @@ TEST(ChannelProfile, CancelledFromItsProgressAndClearErrors)
     EXPECT_THROW(debug::profileLayer(*net, data, labels, o), UsageError);
     o.layer = "conv0_fwd";
     EXPECT_THROW(debug::profileLayer(*net, data, Tensor::zeros({ 3 }), o), UsageError);
+    Tensor bad = labels.copy();
+    bad.data()[4] = -1; // a negative class, and a NaN one: refused, never an index
+    EXPECT_THROW(debug::profileLayer(*net, data, bad, o), UsageError);
+    bad.data()[4] = NAN;
+    EXPECT_THROW(debug::profileLayer(*net, data, bad, o), UsageError);
 }
 
 TEST(ChannelProfile, ReceptiveFieldsThroughLenetsConvolutionsAndPooling)

@@ -191,6 +191,8 @@ TEST(Explain, WhatCannotBeExplainedIsAClearError)
         EXPECT_NE(std::string(e.what()).find("(1, 2, 4, 4)"), std::string::npos) << e.what();
     }
     EXPECT_THROW(debug::parseMethod("lime"), UsageError);
+    // An input without elements.
+    EXPECT_THROW(debug::explain(*net, Tensor::zeros({ 1, 1, 0, 4 }), {}), UsageError);
 }
 
 TEST(Explain, TheLenetSampleLooksAtTheStrokesOfItsSeven)

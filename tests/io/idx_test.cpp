@@ -99,6 +99,13 @@ TEST(Idx, DamagedFilesNameTheFileAndTheByte)
     const std::string inGzip = errorOf(gzip(good.substr(0, 15)));
     EXPECT_NE(inGzip.find("byte 15 of the decompressed data: the data ends early"), std::string::npos) << inGzip;
     EXPECT_NE(errorOf(gzip(good + "xy")).find("of the decompressed data"), std::string::npos);
+    // More dimensions than a tensor holds: the file and the byte, not a bare shape error.
+    const std::string seven = errorOf(header(0x08, { 1, 1, 1, 1, 1, 1, 1 }) + "x");
+    EXPECT_NE(seven.find("byte 3: 7 dimensions"), std::string::npos) << seven;
+    // A truncated gzip stream says so.
+    const std::string packed = gzip(good);
+    const std::string cut = errorOf(packed.substr(0, packed.size() / 2));
+    EXPECT_NE(cut.find("ends early"), std::string::npos) << cut;
 }
 
 TEST(Idx, EveryDamagedGzipByteIsAnErrorNotACrash)
