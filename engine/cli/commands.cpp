@@ -77,9 +77,18 @@ KernelKind kernelKindOf(const std::string& name)
     return name == "reference" ? KernelKind::Reference : name == "onednn" ? KernelKind::Dnnl : KernelKind::Auto;
 }
 
+namespace {
+    const char* g_program = "opscope-cli";
+}
+
+void setProgramName(const char* name)
+{
+    g_program = name;
+}
+
 int fail(int status, const std::string& message)
 {
-    std::cerr << "opscope-cli: " << message << "\n";
+    std::cerr << g_program << ": " << message << "\n";
     return status;
 }
 
@@ -94,7 +103,7 @@ int prepareRun(const RunOptions& o, LoadedModel& m, std::vector<Tensor>& inputs)
         std::vector<std::string> notes;
         inputs = gatherInputs(m, o.inputs, o.seed, &notes);
         for (const std::string& note : notes)
-            std::cerr << "opscope-cli: note: " << note << "\n";
+            std::cerr << g_program << ": note: " << note << "\n";
     } catch (const LoadError& e) {
         return fail(kBadFile, e.what());
     } catch (const std::exception& e) {

@@ -36,6 +36,8 @@ KernelKind kernelKindOf(const std::string& name);
 
 /// Prints "opscope-cli: MESSAGE" on stderr and returns `status`.
 int fail(int status, const std::string& message);
+/// The name fail() and notes begin with (opscope-server shares these commands).
+void setProgramName(const char* name);
 
 /// What `run` (with or without breakpoints) starts from: the model and its inputs as the options
 /// give them, and the output directories made. Returns kOk, or the exit status with the message

@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "cli/diff_command.h"
 #include "cli/explain_command.h"
+#include "cli/remote_commands.h"
 #include "cli/train_command.h"
 
 #include <CLI/CLI.hpp>
@@ -22,13 +23,23 @@ int main(int argc, char** argv)
     std::string infoModel, infoParams;
     std::vector<std::string> infoInputs;
     auto* info = app.add_subcommand("info", "inputs, outputs, operators, parameters and inferred shapes of a model");
-    info->add_option("MODEL", infoModel, "a -symbol.json file or sample:NAME")->required();
+    info->add_option("MODEL", infoModel, "a -symbol.json file or sample:NAME");
     info->add_option("--params", infoParams, "parameter file (default: beside the symbol file, highest epoch)");
     info->add_option("--input", infoInputs, "NAME=SHAPE for shape inference, e.g. data=1x1x28x28");
 
+    ConnectArgs infoConnect;
+    auto addConnect = [](CLI::App* cmd, ConnectArgs& c) {
+        cmd->add_option("--connect", c.address, "HOST:PORT of an opscope-server: ask it, not a local MODEL");
+        cmd->add_option("--token-file", c.tokenFile, "with --connect: the file holding the server's token");
+        cmd->add_option("--tls-ca", c.tlsCa, "with --connect: TLS, trusting this PEM certificate");
+    };
+    addConnect(info, infoConnect);
+
     RunOptions r;
     auto* run = app.add_subcommand("run", "run a model on inputs and report what its operators compute");
-    run->add_option("MODEL", r.model, "a -symbol.json file or sample:NAME")->required();
+    run->add_option("MODEL", r.model, "a -symbol.json file or sample:NAME");
+    ConnectArgs runConnect;
+    addConnect(run, runConnect);
     run->add_option("--params", r.params, "parameter file (default: beside the symbol file, highest epoch)");
     run->add_option("--input", r.inputs, "NAME=FILE.npy or NAME=SHAPE[:ones|zeros|uniform|normal]");
     run->add_option("--seed", r.seed, "seed of generated inputs and of sample parameters");
@@ -157,7 +168,15 @@ int main(int argc, char** argv)
         if (app.got_subcommand("train")) return trainCommand(t);
         if (app.got_subcommand("bench")) return benchCommand(b);
         if (app.got_subcommand("explain")) return explainCommand(x);
-        if (app.got_subcommand("info")) return infoCommand(infoModel, infoParams, infoInputs);
+        if (app.got_subcommand("info")) {
+            if (!infoConnect.address.empty()) {
+                if (!infoModel.empty() || !infoParams.empty() || !infoInputs.empty())
+                    return fail(kUsage, "info: give MODEL or --connect, not both (the server describes its own model)");
+                return infoRemote(infoConnect);
+            }
+            if (infoModel.empty()) return fail(kUsage, "info: MODEL is required (or --connect HOST:PORT)");
+            return infoCommand(infoModel, infoParams, infoInputs);
+        }
         if (app.got_subcommand("diff")) {
             if (!d.modelB.empty() + !d.dumpB.empty() + !d.npzB.empty() > 1)
                 return fail(kUsage, "diff: give one of MODEL_B, --dump-b and --npz-b");
@@ -165,6 +184,8 @@ int main(int argc, char** argv)
                 return fail(kUsage, "diff: --half-b and --bf16-b change how run B computes; a saved run B is not run");
             return diffCommand(d);
         }
+        if (!runConnect.address.empty()) return runRemote(r, runConnect);
+        if (r.model.empty()) return fail(kUsage, "run: MODEL is required (or --connect HOST:PORT)");
         if (!r.breaks.empty() || !r.breakOn.empty()) return runWithBreakpoints(r);
         return runCommand(r);
     } catch (const std::bad_alloc&) {

@@ -65,6 +65,18 @@ void printStats(std::ostream& out, const debug::TensorStats& s)
 
 void printPause(std::ostream& out, const debug::PauseEvent& e, const std::vector<debug::Breakpoint>& bps)
 {
+    std::vector<Shape> shapes;
+    std::vector<debug::TensorStats> stats;
+    for (const debug::PausedTensor& t : e.tensors) {
+        shapes.push_back(t.values.shape());
+        stats.push_back(debug::computeStats(t.values.view()));
+    }
+    printPause(out, e, bps, shapes, stats);
+}
+
+void printPause(std::ostream& out, const debug::PauseEvent& e, const std::vector<debug::Breakpoint>& bps,
+    const std::vector<Shape>& shapes, const std::vector<debug::TensorStats>& stats)
+{
     out << "paused at node " << e.node << " (" << e.op << "), " << (e.phase == OpPhase::Before ? "before" : "after")
         << "\n";
     out << "  reason: " << debug::toString(e.reason);
@@ -73,10 +85,10 @@ void printPause(std::ostream& out, const debug::PauseEvent& e, const std::vector
             if (b.id == id) out << "; #" << id << " " << b.str();
     out << "\n";
     if (!e.blockPath.empty()) out << "  block: " << e.blockPath << "\n";
-    for (size_t i = 0; i < e.tensors.size(); ++i) {
+    for (size_t i = 0; i < e.tensors.size() && i < shapes.size() && i < stats.size(); ++i) {
         const debug::PausedTensor& t = e.tensors[i];
-        out << "  " << (t.isInput ? "input  " : "output ") << t.name << " " << t.values.shape().str() << ": ";
-        printStats(out, debug::computeStats(t.values.view()));
+        out << "  " << (t.isInput ? "input  " : "output ") << t.name << " " << shapes[i].str() << ": ";
+        printStats(out, stats[i]);
         out << (static_cast<int>(i) == e.focus ? "  <- focus" : "") << "\n";
     }
     if (const debug::PausedTensor* f = e.focusTensor()) {

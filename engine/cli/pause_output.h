@@ -38,6 +38,9 @@ public:
 /// The paused node: operator, phase, reason (with the breakpoints that hit), block, each tensor's
 /// statistics and the focus tensor's histogram.
 void printPause(std::ostream& out, const debug::PauseEvent& e, const std::vector<debug::Breakpoint>& breakpoints);
+/// The same from each tensor's shape and statistics (a pause received from a server has no values).
+void printPause(std::ostream& out, const debug::PauseEvent& e, const std::vector<debug::Breakpoint>& breakpoints,
+    const std::vector<Shape>& shapes, const std::vector<debug::TensorStats>& stats);
 /// Writes every tensor of the pause to DIR/<tensor name>.npy (nothing when `dir` is empty), the name
 /// made a safe file name (safeFileName: nothing is written outside DIR).
 void dumpPause(const debug::PauseEvent& e, const std::string& dir);

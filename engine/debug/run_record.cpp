@@ -32,4 +32,13 @@ const Tensor* RunRecord::tensor(const std::string& name) const
     return nullptr;
 }
 
+std::vector<std::string> RunRecord::keptNames() const
+{
+    std::vector<std::string> names;
+    names.reserve(m_kept.size());
+    for (const Kept& k : m_kept)
+        names.push_back(k.name);
+    return names;
+}
+
 } // namespace opscope::debug

@@ -48,6 +48,8 @@ public:
     void keepTensor(const std::string& name, const TensorView& values);
     /// A kept tensor, or nullptr (never kept, or dropped).
     const Tensor* tensor(const std::string& name) const;
+    /// The names of the kept tensors, oldest first.
+    std::vector<std::string> keptNames() const;
     size_t keptBytes() const { return m_keptBytes; }
     size_t keptCount() const { return m_kept.size(); }
     /// Tensors dropped for the budget; non-zero means the record is incomplete.

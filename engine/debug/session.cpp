@@ -76,6 +76,12 @@ void Session::setInputs(std::vector<Tensor> inputs)
     m_inputs = std::move(inputs);
 }
 
+std::vector<std::string> Session::inputNames() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_inputNames;
+}
+
 void Session::setOptions(const SessionOptions& options)
 {
     std::lock_guard lock(m_mutex);

@@ -1,0 +1,436 @@
+#include "remote/client.h"
+
+#include "opscope_debug.grpc.pb.h"
+#include "remote/protocol.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace opscope::remote {
+
+RemoteError::RemoteError(int code, const std::string& message)
+    : Error(message)
+    , m_code(code)
+{
+}
+
+bool RemoteError::refused() const
+{
+    return m_code == grpc::StatusCode::UNAVAILABLE || m_code == grpc::StatusCode::UNAUTHENTICATED
+        || m_code == grpc::StatusCode::DEADLINE_EXCEEDED || m_code == grpc::StatusCode::FAILED_PRECONDITION
+        || m_code == grpc::StatusCode::PERMISSION_DENIED;
+}
+
+namespace {
+    ControlInfo fromProto(const pb::ControlState& c)
+    {
+        ControlInfo r;
+        r.holder = c.holder();
+        r.holderName = c.holder_name();
+        r.youHold = c.you_hold();
+        for (const pb::ClientInfo& ci : c.clients())
+            r.clients.push_back({ ci.id(), ci.name(), ci.peer(), ci.subscribed() });
+        return r;
+    }
+
+    std::string readPem(const std::string& path)
+    {
+        std::ifstream f(path, std::ios::binary);
+        if (!f) throw RemoteError(grpc::StatusCode::INVALID_ARGUMENT, path + ": cannot read the certificate");
+        std::stringstream s;
+        s << f.rdbuf();
+        return s.str();
+    }
+}
+
+class ClientImpl {
+public:
+    explicit ClientImpl(ConnectOptions o)
+        : options(std::move(o))
+    {
+        std::shared_ptr<grpc::ChannelCredentials> creds = grpc::InsecureChannelCredentials();
+        if (!options.tlsCaFile.empty()) {
+            grpc::SslCredentialsOptions ssl;
+            ssl.pem_root_certs = readPem(options.tlsCaFile);
+            creds = grpc::SslCredentials(ssl);
+        }
+        grpc::ChannelArguments args;
+        args.SetMaxReceiveMessageSize(kMaxReplyBytes);
+        args.SetMaxSendMessageSize(kMaxRequestBytes);
+        channel = grpc::CreateCustomChannel(options.address, creds, args);
+        // Refused at once (nothing listens) or no answer within the timeout.
+        const auto deadline = std::chrono::system_clock::now() + options.connectTimeout;
+        for (grpc_connectivity_state st = channel->GetState(true); st != GRPC_CHANNEL_READY; st = channel->GetState(true)) {
+            if (st == GRPC_CHANNEL_TRANSIENT_FAILURE || st == GRPC_CHANNEL_SHUTDOWN)
+                throw RemoteError(grpc::StatusCode::UNAVAILABLE, "cannot connect to " + options.address + " (refused or unreachable)");
+            if (!channel->WaitForStateChange(st, deadline))
+                throw RemoteError(grpc::StatusCode::UNAVAILABLE,
+                    "cannot connect to " + options.address + " (nothing answered within "
+                        + std::to_string(options.connectTimeout.count()) + " ms)");
+        }
+        stub = pb::Debugger::NewStub(channel);
+        pb::HelloRequest req;
+        req.set_protocol_version(kProtocolVersion);
+        req.set_client_name(options.clientName);
+        req.set_watch_only(options.watchOnly);
+        pb::HelloReply reply;
+        call("Hello", [&](grpc::ClientContext* c) { return stub->Hello(c, req, &reply); }, false);
+        id = reply.client_id();
+        serverName = reply.server_name();
+        modelName = reply.model();
+    }
+
+    ~ClientImpl() { unsubscribe(); }
+
+    void prepare(grpc::ClientContext* c, bool withId) const
+    {
+        if (!options.token.empty()) c->AddMetadata(kAuthorizationKey, "Bearer " + options.token);
+        if (withId) c->AddMetadata(kClientIdKey, std::to_string(id));
+    }
+
+    template <class F> void call(const char* what, F&& f, bool withId = true)
+    {
+        grpc::ClientContext c;
+        prepare(&c, withId);
+        c.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+        const grpc::Status s = f(&c);
+        if (!s.ok()) throw error(what, s);
+    }
+
+    RemoteError error(const char* what, const grpc::Status& s) const
+    {
+        std::string message = s.error_message();
+        if (s.error_code() == grpc::StatusCode::UNAVAILABLE)
+            message = "the server at " + options.address + " is gone (" + message + ")";
+        else if (s.error_code() == grpc::StatusCode::UNAUTHENTICATED)
+            message = options.address + " refused the client: " + message;
+        return RemoteError(s.error_code(), message);
+    }
+
+    Tensor fetch(const pb::TensorRef& ref, const Client::Progress& progress)
+    {
+        grpc::ClientContext c;
+        prepare(&c, true);
+        std::unique_ptr<grpc::ClientReader<pb::TensorChunk>> reader(stub->FetchTensor(&c, ref));
+        pb::TensorChunk chunk;
+        Tensor t;
+        size_t received = 0, total = 0;
+        bool header = false;
+        while (reader->Read(&chunk)) {
+            if (chunk.has_header()) {
+                t = Tensor(fromProto(chunk.header().shape()), fromProto(chunk.header().dtype()));
+                total = chunk.total_bytes();
+                if (total != t.bytes())
+                    throw RemoteError(grpc::StatusCode::DATA_LOSS, "the server announced " + std::to_string(total)
+                            + " bytes for a tensor of " + std::to_string(t.bytes()));
+                header = true;
+                continue;
+            }
+            if (!header || chunk.offset() != received || chunk.data().size() > total - received) {
+                c.TryCancel();
+                throw RemoteError(grpc::StatusCode::DATA_LOSS, "the tensor's chunks arrived out of order");
+            }
+            std::memcpy(static_cast<char*>(t.raw()) + received, chunk.data().data(), chunk.data().size());
+            received += chunk.data().size();
+            if (progress) progress(received, total);
+        }
+        const grpc::Status s = reader->Finish();
+        if (!s.ok()) throw error("FetchTensor", s);
+        if (!header || received != total)
+            throw RemoteError(grpc::StatusCode::DATA_LOSS, "the tensor stream ended after " + std::to_string(received)
+                    + " of " + std::to_string(total) + " bytes");
+        return t;
+    }
+
+    void subscribe(RemoteListener* listener)
+    {
+        unsubscribe();
+        std::lock_guard lock(subMutex);
+        subContext = std::make_unique<grpc::ClientContext>();
+        prepare(subContext.get(), true);
+        reader = stub->Subscribe(subContext.get(), pb::Empty());
+        subThread = std::thread([this, listener] { readEvents(listener); });
+    }
+
+    void unsubscribe()
+    {
+        std::unique_lock lock(subMutex);
+        if (!subThread.joinable()) return;
+        subContext->TryCancel();
+        std::thread t = std::move(subThread);
+        lock.unlock();
+        t.join();
+        lock.lock();
+        reader.reset();
+        subContext.reset();
+    }
+
+    void readEvents(RemoteListener* l)
+    {
+        pb::Event e;
+        while (reader->Read(&e)) {
+            try {
+                switch (e.what_case()) {
+                case pb::Event::kRunStarted: l->runStarted(e.run_started()); break;
+                case pb::Event::kPaused: l->paused(fromProto(e.paused())); break;
+                case pb::Event::kRunFinished: {
+                    std::vector<OutputInfo> outs;
+                    for (const pb::TensorInfo& t : e.run_finished().outputs())
+                        outs.push_back({ fromProto(t.shape()), fromProto(t.dtype()), fromProto(t.stats()) });
+                    l->runFinished(e.run_finished().run_id(), e.run_finished().stopped(), outs);
+                    break;
+                }
+                case pb::Event::kRunFailed: l->runFailed(e.failed_run_id(), e.run_failed()); break;
+                case pb::Event::kControl: l->controlChanged(fromProto(e.control())); break;
+                case pb::Event::kTrainStep: {
+                    debug::Session::TrainStepResult r;
+                    r.runId = e.train_step().run_id();
+                    r.completed = e.train_step().completed();
+                    r.updated = e.train_step().updated();
+                    r.lossSum = e.train_step().loss_sum();
+                    r.batch = e.train_step().batch();
+                    r.error = e.train_step().error();
+                    l->trainStep(r);
+                    break;
+                }
+                default: break; // a newer server's event: ignored
+                }
+            } catch (const std::exception& ex) { // a malformed event: reported, the stream goes on
+                l->runFailed(0, std::string("malformed event from the server: ") + ex.what());
+            }
+        }
+        const grpc::Status s = reader->Finish();
+        l->disconnected(s.ok() ? "the server ended the event stream"
+                : s.error_code() == grpc::StatusCode::CANCELLED ? "unsubscribed"
+                                                               : error("Subscribe", s).what());
+    }
+
+    ConnectOptions options;
+    std::shared_ptr<grpc::Channel> channel;
+    std::unique_ptr<pb::Debugger::Stub> stub;
+    uint64_t id = 0;
+    std::string serverName, modelName;
+    bool detached = false;
+
+    std::mutex subMutex;
+    std::unique_ptr<grpc::ClientContext> subContext;
+    std::unique_ptr<grpc::ClientReader<pb::Event>> reader;
+    std::thread subThread;
+};
+
+Client::Client(ConnectOptions options)
+    : m_impl(std::make_unique<ClientImpl>(std::move(options)))
+{
+}
+
+Client::~Client()
+{
+    if (!m_impl->detached) {
+        try {
+            detach();
+        } catch (const std::exception&) { // the server is gone: nothing to leave
+        }
+    }
+}
+
+uint64_t Client::clientId() const { return m_impl->id; }
+std::string Client::serverName() const { return m_impl->serverName; }
+std::string Client::modelName() const { return m_impl->modelName; }
+const ConnectOptions& Client::options() const { return m_impl->options; }
+
+debug::ModelDescription Client::model()
+{
+    pb::ModelInfo m;
+    m_impl->call("GetModel", [&](grpc::ClientContext* c) { return m_impl->stub->GetModel(c, pb::Empty(), &m); });
+    try {
+        return fromProto(m);
+    } catch (const std::exception& e) {
+        throw RemoteError(grpc::StatusCode::DATA_LOSS, std::string("the server's model: ") + e.what());
+    }
+}
+
+void Client::setOptions(const debug::SessionOptions& options)
+{
+    pb::Options o;
+    toProto(options, &o);
+    pb::Empty r;
+    m_impl->call("SetOptions", [&](grpc::ClientContext* c) { return m_impl->stub->SetOptions(c, o, &r); });
+}
+
+uint64_t Client::start(debug::StartMode mode, bool trainStep)
+{
+    pb::StartRequest req;
+    req.set_pause_at_entry(mode == debug::StartMode::PauseAtEntry);
+    req.set_train_step(trainStep);
+    pb::StartReply reply;
+    m_impl->call("Start", [&](grpc::ClientContext* c) { return m_impl->stub->Start(c, req, &reply); });
+    return reply.run_id();
+}
+
+namespace {
+    void command(ClientImpl& impl, pb::CommandRequest::Kind kind, const std::string& node = {})
+    {
+        pb::CommandRequest req;
+        req.set_kind(kind);
+        req.set_node(node);
+        pb::CommandReply reply;
+        impl.call("Command", [&](grpc::ClientContext* c) { return impl.stub->Command(c, req, &reply); });
+    }
+
+    pb::TensorRef refOf(const std::string& name, int output = -1)
+    {
+        pb::TensorRef r;
+        if (output >= 0)
+            r.set_output(output);
+        else
+            r.set_name(name);
+        return r;
+    }
+}
+
+void Client::continueRun() { command(*m_impl, pb::CommandRequest::CONTINUE); }
+void Client::step() { command(*m_impl, pb::CommandRequest::STEP); }
+void Client::stepOver() { command(*m_impl, pb::CommandRequest::STEP_OVER); }
+void Client::stepOut() { command(*m_impl, pb::CommandRequest::STEP_OUT); }
+void Client::runTo(const std::string& node) { command(*m_impl, pb::CommandRequest::RUN_TO, node); }
+void Client::pause() { command(*m_impl, pb::CommandRequest::PAUSE); }
+void Client::stop() { command(*m_impl, pb::CommandRequest::STOP); }
+
+int Client::addBreakpoint(const debug::Breakpoint& b)
+{
+    pb::Breakpoint req, reply;
+    toProto(b, &req);
+    m_impl->call("AddBreakpoint", [&](grpc::ClientContext* c) { return m_impl->stub->AddBreakpoint(c, req, &reply); });
+    return reply.id();
+}
+
+void Client::updateBreakpoint(int id, const debug::Breakpoint& b)
+{
+    pb::Breakpoint req;
+    toProto(b, &req);
+    req.set_id(id);
+    pb::Empty r;
+    m_impl->call("UpdateBreakpoint", [&](grpc::ClientContext* c) { return m_impl->stub->UpdateBreakpoint(c, req, &r); });
+}
+
+void Client::removeBreakpoint(int id)
+{
+    pb::BreakpointId req;
+    req.set_id(id);
+    pb::Empty r;
+    m_impl->call("RemoveBreakpoint", [&](grpc::ClientContext* c) { return m_impl->stub->RemoveBreakpoint(c, req, &r); });
+}
+
+void Client::clearBreakpoints()
+{
+    pb::Empty r;
+    m_impl->call("ClearBreakpoints", [&](grpc::ClientContext* c) { return m_impl->stub->ClearBreakpoints(c, pb::Empty(), &r); });
+}
+
+std::vector<debug::Breakpoint> Client::breakpoints()
+{
+    pb::BreakpointList list;
+    m_impl->call("ListBreakpoints", [&](grpc::ClientContext* c) { return m_impl->stub->ListBreakpoints(c, pb::Empty(), &list); });
+    std::vector<debug::Breakpoint> r;
+    for (const pb::Breakpoint& b : list.breakpoints())
+        r.push_back(fromProto(b));
+    return r;
+}
+
+Client::State Client::state()
+{
+    pb::SessionState s;
+    m_impl->call("GetState", [&](grpc::ClientContext* c) { return m_impl->stub->GetState(c, pb::Empty(), &s); });
+    State r;
+    r.running = s.running();
+    r.lastRunId = s.last_run_id();
+    if (s.has_pause()) r.pause = fromProto(s.pause());
+    r.control = fromProto(s.control());
+    r.options = fromProto(s.options(), {});
+    return r;
+}
+
+namespace {
+    ControlInfo controlCall(ClientImpl& impl, pb::ControlRequest::Action action, uint64_t to = 0)
+    {
+        pb::ControlRequest req;
+        req.set_action(action);
+        req.set_to_client(to);
+        pb::ControlState s;
+        impl.call("Control", [&](grpc::ClientContext* c) { return impl.stub->Control(c, req, &s); });
+        return fromProto(s);
+    }
+}
+
+ControlInfo Client::control() { return controlCall(*m_impl, pb::ControlRequest::QUERY); }
+ControlInfo Client::takeControl() { return controlCall(*m_impl, pb::ControlRequest::TAKE); }
+ControlInfo Client::releaseControl() { return controlCall(*m_impl, pb::ControlRequest::RELEASE); }
+ControlInfo Client::handOver(uint64_t toClient) { return controlCall(*m_impl, pb::ControlRequest::HAND_OVER, toClient); }
+
+debug::Session::TensorSummary Client::summary(
+    const std::string& tensorName, int bins, debug::HistogramScale scale, double lo, double hi)
+{
+    pb::SummaryRequest req;
+    *req.mutable_tensor() = refOf(tensorName);
+    req.set_bins(bins);
+    req.set_log_magnitude(scale == debug::HistogramScale::LogMagnitude);
+    req.set_lo(lo);
+    req.set_hi(hi);
+    pb::TensorSummary s;
+    m_impl->call("GetSummary", [&](grpc::ClientContext* c) { return m_impl->stub->GetSummary(c, req, &s); });
+    return { fromProto(s.shape()), fromProto(s.stats()), fromProto(s.histogram()) };
+}
+
+debug::TensorSlice Client::slice(const std::string& tensorName, const debug::SliceRequest& request)
+{
+    pb::SliceRequest req;
+    *req.mutable_tensor() = refOf(tensorName);
+    for (int64_t i : request.index)
+        req.add_index(i);
+    req.set_row_begin(request.rowBegin);
+    req.set_row_count(request.rowCount);
+    req.set_col_begin(request.colBegin);
+    req.set_col_count(request.colCount);
+    pb::Slice s;
+    m_impl->call("GetSlice", [&](grpc::ClientContext* c) { return m_impl->stub->GetSlice(c, req, &s); });
+    return fromProto(s);
+}
+
+Tensor Client::fetch(const std::string& tensorName, const Progress& progress)
+{
+    return m_impl->fetch(refOf(tensorName), progress);
+}
+
+Tensor Client::fetchOutput(int index, const Progress& progress)
+{
+    return m_impl->fetch(refOf({}, index), progress);
+}
+
+debug::RunRecord Client::record()
+{
+    pb::Record r;
+    m_impl->call("GetRecord", [&](grpc::ClientContext* c) { return m_impl->stub->GetRecord(c, pb::Empty(), &r); });
+    return fromProto(r);
+}
+
+void Client::subscribe(RemoteListener* listener) { m_impl->subscribe(listener); }
+void Client::unsubscribe() { m_impl->unsubscribe(); }
+
+void Client::detach()
+{
+    // Detach before the event stream ends: a stream that breaks first is a client that vanished.
+    pb::Empty r;
+    m_impl->detached = true;
+    try {
+        m_impl->call("Detach", [&](grpc::ClientContext* c) { return m_impl->stub->Detach(c, pb::Empty(), &r); });
+    } catch (...) {
+        m_impl->unsubscribe();
+        throw;
+    }
+    m_impl->unsubscribe();
+}
+
+} // namespace opscope::remote

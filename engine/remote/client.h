@@ -1,0 +1,148 @@
+#pragma once
+
+#include "core/error.h"
+#include "debug/breakpoint.h"
+#include "debug/model_description.h"
+#include "debug/run_record.h"
+#include "debug/session.h"
+#include "debug/session_options.h"
+#include "debug/tensor_slice.h"
+#include "remote/convert.h"
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace opscope::remote {
+
+/// A call the server refused or could not answer: gRPC's status code and the server's message.
+class RemoteError : public Error {
+public:
+    RemoteError(int code, const std::string& message);
+    int code() const { return m_code; }
+    /// No connection, no or a wrong token, another protocol version: the server will not talk.
+    bool refused() const;
+
+private:
+    int m_code;
+};
+
+struct ConnectOptions {
+    std::string address; ///< HOST:PORT
+    std::string token; ///< sent as "authorization: Bearer <token>" when set
+    std::string tlsCaFile; ///< PEM: TLS, trusting this certificate authority (a self-signed server's certificate)
+    std::string clientName = "opscope";
+    bool watchOnly = false;
+    std::chrono::milliseconds connectTimeout { 5000 };
+};
+
+/// Who attached, and who holds control.
+struct ControlInfo {
+    uint64_t holder = 0;
+    std::string holderName;
+    bool youHold = false;
+    struct Attached {
+        uint64_t id = 0;
+        std::string name, peer;
+        bool subscribed = false;
+    };
+    std::vector<Attached> clients;
+};
+
+/// An output of a finished run, as the event tells it (fetch the values with fetchOutput).
+struct OutputInfo {
+    Shape shape;
+    DType dtype = DType::Float32;
+    debug::TensorStats stats;
+};
+
+/// What a server's session reports, on the client's event thread (one at a time, in order).
+class RemoteListener {
+public:
+    virtual ~RemoteListener() = default;
+    virtual void runStarted(uint64_t runId) { }
+    virtual void paused(const RemotePause& pause) { }
+    virtual void runFinished(uint64_t runId, bool stopped, const std::vector<OutputInfo>& outputs) { }
+    virtual void runFailed(uint64_t runId, const std::string& error) { }
+    virtual void trainStep(const debug::Session::TrainStepResult& step) { }
+    virtual void controlChanged(const ControlInfo& control) { }
+    /// The event stream ended: the server went away or ended it (`why`), or unsubscribe().
+    virtual void disconnected(const std::string& why) { }
+};
+
+class ClientImpl;
+
+/// A debug session on a server (opscope-server, or a program that called debug::serve): the
+/// Session's commands, breakpoints and paused-state questions as calls. Every method may be called
+/// from any thread; each throws RemoteError for what the server refuses (its message names what
+/// and why) or when it is gone.
+class Client {
+public:
+    /// Connects and says Hello (the version handshake). Throws RemoteError: refused() when the
+    /// server cannot be reached within the timeout, wants another token or speaks another version.
+    explicit Client(ConnectOptions options);
+    /// Unsubscribes and detaches (the server keeps its state).
+    ~Client();
+    Client(const Client&) = delete;
+    Client& operator=(const Client&) = delete;
+
+    uint64_t clientId() const;
+    std::string serverName() const;
+    std::string modelName() const;
+    const ConnectOptions& options() const;
+
+    debug::ModelDescription model();
+    void setOptions(const debug::SessionOptions& options);
+    uint64_t start(debug::StartMode mode = debug::StartMode::Run, bool trainStep = false);
+
+    void continueRun();
+    void step();
+    void stepOver();
+    void stepOut();
+    void runTo(const std::string& node);
+    void pause();
+    void stop();
+
+    int addBreakpoint(const debug::Breakpoint& b);
+    void updateBreakpoint(int id, const debug::Breakpoint& b);
+    void removeBreakpoint(int id);
+    void clearBreakpoints();
+    std::vector<debug::Breakpoint> breakpoints();
+
+    struct State {
+        bool running = false;
+        uint64_t lastRunId = 0;
+        std::optional<RemotePause> pause;
+        ControlInfo control;
+        debug::SessionOptions options; ///< what travels (not the reference run)
+    };
+    State state();
+    ControlInfo control();
+    ControlInfo takeControl();
+    ControlInfo releaseControl();
+    ControlInfo handOver(uint64_t toClient);
+
+    /// By tensor name ("<node>_<slot>") or, with output >= 0, output `output` of the last run.
+    debug::Session::TensorSummary summary(const std::string& tensorName, int bins = 64,
+        debug::HistogramScale scale = debug::HistogramScale::Linear, double lo = 0, double hi = 0);
+    debug::TensorSlice slice(const std::string& tensorName, const debug::SliceRequest& request = {});
+    /// The whole tensor, streamed in chunks; `progress(received, total)` after each.
+    using Progress = std::function<void(size_t received, size_t total)>;
+    Tensor fetch(const std::string& tensorName, const Progress& progress = {});
+    Tensor fetchOutput(int index, const Progress& progress = {});
+    debug::RunRecord record();
+
+    /// Starts the event thread (one subscription at a time; a second call replaces the first).
+    void subscribe(RemoteListener* listener);
+    void unsubscribe();
+    /// Gives up control and leaves the server running; the client cannot be used afterwards.
+    void detach();
+
+private:
+    std::unique_ptr<ClientImpl> m_impl;
+};
+
+} // namespace opscope::remote

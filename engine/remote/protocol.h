@@ -1,0 +1,23 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace opscope::remote {
+
+/// The wire protocol's version (remote/proto/opscope_debug.proto, docs/protocol.md). A client and
+/// a server of different versions refuse each other at Hello.
+constexpr uint32_t kProtocolVersion = 1;
+
+/// Metadata keys every call after Hello carries.
+constexpr const char* kClientIdKey = "opscope-client";
+constexpr const char* kAuthorizationKey = "authorization"; ///< "Bearer <token>"
+
+/// FetchTensor's chunks: below gRPC's default 4 MiB message limit.
+constexpr size_t kChunkBytes = size_t(3) << 20;
+/// The largest request a server accepts (its replies are chunked or small).
+constexpr int kMaxRequestBytes = 1 << 20;
+/// The largest reply a client accepts (a slice of the value table, a big model's graph).
+constexpr int kMaxReplyBytes = 64 << 20;
+
+} // namespace opscope::remote

@@ -1,0 +1,340 @@
+#include "remote/server.h"
+
+#include "core/error.h"
+#include "remote/protocol.h"
+#include "remote/server_impl.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+namespace opscope::debug {
+
+namespace {
+    // A holder with no event stream that has said nothing for this long is gone.
+    constexpr auto kStaleHolder = std::chrono::seconds(30);
+    // Events a subscriber may lag behind before its stream is ended (RESOURCE_EXHAUSTED).
+    constexpr size_t kMaxQueuedEvents = 4096;
+
+    std::string readFile(const std::string& path, const char* what)
+    {
+        std::ifstream f(path, std::ios::binary);
+        if (!f) throw UsageError(std::string(what) + " " + path + ": cannot be read");
+        std::stringstream s;
+        s << f.rdbuf();
+        return s.str();
+    }
+
+    std::string hostName()
+    {
+        char buf[256] = {};
+        if (gethostname(buf, sizeof buf - 1) != 0) return "localhost";
+        return buf;
+    }
+}
+
+bool isLoopback(const std::string& hostPort)
+{
+    std::string host = hostPort;
+    if (!host.empty() && host[0] == '[') { // [::1]:port
+        const size_t close = host.find(']');
+        host = host.substr(1, close == std::string::npos ? std::string::npos : close - 1);
+    } else if (const size_t colon = host.rfind(':'); colon != std::string::npos && host.find(':') == colon) {
+        host = host.substr(0, colon);
+    }
+    return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+ServerImpl::ServerImpl(Session& session, ServeOptions options)
+    : m_session(session)
+    , m_options(std::move(options))
+{
+    if (m_options.serverName.empty()) m_options.serverName = "opscope 0.1.0 on " + hostName();
+    if (m_options.modelName.empty() && m_options.model) m_options.modelName = m_options.model->source;
+}
+
+ServerImpl::~ServerImpl()
+{
+    shutdown();
+}
+
+void ServerImpl::start()
+{
+    if (!isLoopback(m_options.listen) && m_options.token.empty())
+        throw UsageError("listening on " + m_options.listen + " (not loopback) needs a token");
+    if (m_options.tlsCertFile.empty() != m_options.tlsKeyFile.empty())
+        throw UsageError("TLS needs both a certificate and its key");
+    std::shared_ptr<grpc::ServerCredentials> creds = grpc::InsecureServerCredentials();
+    if (!m_options.tlsCertFile.empty()) {
+        grpc::SslServerCredentialsOptions ssl;
+        ssl.pem_key_cert_pairs.push_back(
+            { readFile(m_options.tlsKeyFile, "TLS key"), readFile(m_options.tlsCertFile, "TLS certificate") });
+        creds = grpc::SslServerCredentials(ssl);
+    }
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort(m_options.listen, creds, &m_port);
+    builder.RegisterService(this);
+    builder.SetMaxReceiveMessageSize(remote::kMaxRequestBytes);
+    builder.SetMaxSendMessageSize(remote::kMaxReplyBytes);
+    m_server = builder.BuildAndStart();
+    if (!m_server || m_port == 0) throw UsageError("cannot listen on " + m_options.listen);
+    const size_t colon = m_options.listen.rfind(':');
+    m_address = m_options.listen.substr(0, colon) + ":" + std::to_string(m_port);
+    m_session.setListener(this);
+}
+
+void ServerImpl::shutdown()
+{
+    {
+        std::lock_guard lock(m_mutex);
+        if (m_shutdown) return;
+        m_shutdown = true;
+    }
+    m_eventCv.notify_all();
+    if (m_server) {
+        m_server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+        m_server->Wait();
+    }
+    // The worker may be inside a callback: end the run so that it leaves this listener.
+    m_session.stop();
+    m_session.waitUntilIdle(std::chrono::seconds(10));
+    m_session.setListener(m_options.forward);
+}
+
+void ServerImpl::wait()
+{
+    if (m_server) m_server->Wait();
+}
+
+size_t ServerImpl::clientCount() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_clients.size();
+}
+
+void ServerImpl::log(const std::string& message) const
+{
+    if (m_options.log)
+        m_options.log(message);
+    else
+        std::cerr << "opscope-server: " << message << "\n";
+}
+
+grpc::Status ServerImpl::checkToken(grpc::ServerContext* ctx)
+{
+    if (m_options.token.empty()) return grpc::Status::OK;
+    const auto& md = ctx->client_metadata();
+    auto it = md.find(remote::kAuthorizationKey);
+    if (it == md.end()) {
+        log("refused " + ctx->peer() + ": no token");
+        return { grpc::StatusCode::UNAUTHENTICATED, "this server needs a token (authorization: Bearer <token>)" };
+    }
+    const std::string given(it->second.data(), it->second.size());
+    const std::string want = "Bearer " + m_options.token;
+    // Compared in time independent of where the first difference is.
+    unsigned diff = given.size() != want.size();
+    for (size_t i = 0; i < std::min(given.size(), want.size()); ++i)
+        diff |= static_cast<unsigned char>(given[i] ^ want[i]);
+    if (diff) {
+        log("refused " + ctx->peer() + ": wrong token");
+        return { grpc::StatusCode::UNAUTHENTICATED, "wrong token" };
+    }
+    return grpc::Status::OK;
+}
+
+grpc::Status ServerImpl::admit(grpc::ServerContext* ctx, uint64_t* client, bool control)
+{
+    if (grpc::Status s = checkToken(ctx); !s.ok()) return s;
+    const auto& md = ctx->client_metadata();
+    auto it = md.find(remote::kClientIdKey);
+    uint64_t id = 0;
+    if (it != md.end()) {
+        try {
+            id = std::stoull(std::string(it->second.data(), it->second.size()));
+        } catch (const std::exception&) {
+            id = 0;
+        }
+    }
+    bool controlChanged = false;
+    {
+        std::lock_guard lock(m_mutex);
+        auto c = m_clients.find(id);
+        if (c == m_clients.end())
+            return { grpc::StatusCode::FAILED_PRECONDITION,
+                "unknown client " + std::to_string(id) + ": call Hello first (and send its client id as "
+                    + remote::kClientIdKey + ")" };
+        c->second.lastSeen = std::chrono::steady_clock::now();
+        *client = id;
+        if (control && m_holder != id) {
+            auto h = m_clients.find(m_holder);
+            const bool stale = h != m_clients.end() && h->second.subscriptions == 0
+                && std::chrono::steady_clock::now() - h->second.lastSeen > kStaleHolder;
+            if (stale) {
+                log("client " + std::to_string(m_holder) + " (" + h->second.name + ") went quiet: control is free");
+                m_clients.erase(h);
+                m_holder = 0;
+            }
+            if (m_holder != 0 || c->second.watchOnly) {
+                const std::string holder = m_holder ? "client " + std::to_string(m_holder) + " ("
+                        + m_clients.at(m_holder).name + ") holds control"
+                                                    : "this client attached to watch";
+                return { grpc::StatusCode::PERMISSION_DENIED,
+                    holder + ": client " + std::to_string(id) + " may only watch until control is handed over to it" };
+            }
+            m_holder = id;
+            controlChanged = true;
+        }
+    }
+    if (controlChanged) broadcastControl();
+    return grpc::Status::OK;
+}
+
+void ServerImpl::controlState(uint64_t client, pb::ControlState* out) const
+{
+    out->set_holder(m_holder);
+    if (auto h = m_clients.find(m_holder); h != m_clients.end()) out->set_holder_name(h->second.name);
+    out->set_you_hold(client != 0 && client == m_holder);
+    for (const auto& [id, c] : m_clients) {
+        pb::ClientInfo* ci = out->add_clients();
+        ci->set_id(id);
+        ci->set_name(c.name);
+        ci->set_peer(c.peer);
+        ci->set_subscribed(c.subscriptions > 0);
+    }
+}
+
+void ServerImpl::broadcast(std::shared_ptr<pb::Event> event)
+{
+    {
+        std::lock_guard lock(m_mutex);
+        for (const auto& s : m_subscribers) {
+            if (s->queue.size() >= kMaxQueuedEvents)
+                s->overflow = true;
+            else
+                s->queue.push_back(event);
+        }
+    }
+    m_eventCv.notify_all();
+}
+
+void ServerImpl::broadcastControl()
+{
+    auto e = std::make_shared<pb::Event>();
+    {
+        std::lock_guard lock(m_mutex);
+        controlState(0, e->mutable_control());
+    }
+    broadcast(std::move(e));
+}
+
+void ServerImpl::clientVanished(uint64_t client)
+{
+    bool wasHolder = false;
+    {
+        std::lock_guard lock(m_mutex);
+        auto c = m_clients.find(client);
+        if (c == m_clients.end() || c->second.subscriptions > 0) return;
+        log("client " + std::to_string(client) + " (" + c->second.name + ") vanished");
+        m_clients.erase(c);
+        wasHolder = m_holder == client;
+        if (wasHolder) m_holder = 0;
+    }
+    if (!wasHolder) return;
+    broadcastControl();
+    if (m_options.onDetach == OnDetach::Continue && m_session.isPaused()) m_session.continueRun();
+}
+
+void ServerImpl::runStarted(uint64_t runId)
+{
+    auto e = std::make_shared<pb::Event>();
+    e->set_run_started(runId);
+    broadcast(std::move(e));
+    if (m_options.forward) m_options.forward->runStarted(runId);
+}
+
+void ServerImpl::paused(const PauseEvent& event)
+{
+    auto e = std::make_shared<pb::Event>();
+    remote::toProto(event, e->mutable_paused());
+    broadcast(std::move(e));
+    if (m_options.forward) m_options.forward->paused(event);
+}
+
+void ServerImpl::runFinished(uint64_t runId, const std::vector<Tensor>& outputs, const RunRecord& record)
+{
+    {
+        std::lock_guard lock(m_mutex);
+        m_outputs = outputs;
+        m_outputsRun = runId;
+    }
+    auto e = std::make_shared<pb::Event>();
+    pb::RunFinished* f = e->mutable_run_finished();
+    f->set_run_id(runId);
+    f->set_stopped(record.status == RunStatus::Stopped);
+    for (size_t i = 0; i < outputs.size(); ++i) {
+        pb::TensorInfo* t = f->add_outputs();
+        t->set_name("output" + std::to_string(i));
+        t->set_index(static_cast<int>(i));
+        remote::toProto(outputs[i].shape(), t->mutable_shape());
+        t->set_dtype(remote::toProto(outputs[i].dtype()));
+        remote::toProto(computeStats(outputs[i].view()), t->mutable_stats());
+    }
+    if (std::optional<Session::TrainStepResult> step = m_session.lastTrainStep(); step && step->runId == runId) {
+        auto t = std::make_shared<pb::Event>();
+        pb::TrainStep* s = t->mutable_train_step();
+        s->set_run_id(runId);
+        s->set_completed(step->completed);
+        s->set_updated(step->updated);
+        s->set_loss_sum(step->lossSum);
+        s->set_batch(step->batch);
+        s->set_error(step->error);
+        broadcast(std::move(t));
+    }
+    broadcast(std::move(e));
+    if (m_options.forward) m_options.forward->runFinished(runId, outputs, record);
+}
+
+void ServerImpl::runFailed(uint64_t runId, const std::string& error)
+{
+    auto e = std::make_shared<pb::Event>();
+    e->set_run_failed(error);
+    e->set_failed_run_id(runId);
+    broadcast(std::move(e));
+    if (m_options.forward) m_options.forward->runFailed(runId, error);
+}
+
+std::optional<Tensor> ServerImpl::findTensor(const pb::TensorRef& ref, std::string* what) const
+{
+    if (ref.what_case() == pb::TensorRef::kOutput) {
+        std::lock_guard lock(m_mutex);
+        *what = "output " + std::to_string(ref.output());
+        if (ref.output() < 0 || static_cast<size_t>(ref.output()) >= m_outputs.size()) return std::nullopt;
+        return m_outputs[static_cast<size_t>(ref.output())];
+    }
+    *what = "tensor '" + ref.name() + "'";
+    return m_session.tensor(ref.name());
+}
+
+Server::Server(std::unique_ptr<ServerImpl> impl)
+    : m_impl(std::move(impl))
+{
+}
+
+Server::~Server() = default;
+
+std::string Server::address() const { return m_impl->address(); }
+int Server::port() const { return m_impl->port(); }
+void Server::wait() { m_impl->wait(); }
+void Server::shutdown() { m_impl->shutdown(); }
+size_t Server::clientCount() const { return m_impl->clientCount(); }
+
+std::unique_ptr<Server> serve(Session& session, ServeOptions options)
+{
+    auto impl = std::make_unique<ServerImpl>(session, std::move(options));
+    impl->start();
+    return std::make_unique<Server>(std::move(impl));
+}
+
+} // namespace opscope::debug

@@ -1,0 +1,104 @@
+#pragma once
+
+// The gRPC service behind debug::serve(): clients and control (server.cpp), the session's events
+// fanned out to subscribers (server.cpp), the calls (service.cpp).
+
+#include "opscope_debug.grpc.pb.h"
+#include "remote/convert.h"
+#include "remote/server.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <list>
+#include <map>
+#include <mutex>
+
+namespace opscope::debug {
+
+namespace pb = opscope::remote::v1;
+
+class ServerImpl final : public pb::Debugger::Service, public SessionListener {
+public:
+    ServerImpl(Session& session, ServeOptions options);
+    ~ServerImpl() override;
+    void start(); // binds; throws UsageError
+    void shutdown();
+    void wait();
+    std::string address() const { return m_address; }
+    int port() const { return m_port; }
+    size_t clientCount() const;
+
+    // SessionListener (the worker thread).
+    void runStarted(uint64_t runId) override;
+    void paused(const PauseEvent& event) override;
+    void runFinished(uint64_t runId, const std::vector<Tensor>& outputs, const RunRecord& record) override;
+    void runFailed(uint64_t runId, const std::string& error) override;
+
+    // The calls (service.cpp).
+    grpc::Status Hello(grpc::ServerContext*, const pb::HelloRequest*, pb::HelloReply*) override;
+    grpc::Status Detach(grpc::ServerContext*, const pb::Empty*, pb::Empty*) override;
+    grpc::Status Control(grpc::ServerContext*, const pb::ControlRequest*, pb::ControlState*) override;
+    grpc::Status GetModel(grpc::ServerContext*, const pb::Empty*, pb::ModelInfo*) override;
+    grpc::Status GetState(grpc::ServerContext*, const pb::Empty*, pb::SessionState*) override;
+    grpc::Status Subscribe(grpc::ServerContext*, const pb::Empty*, grpc::ServerWriter<pb::Event>*) override;
+    grpc::Status SetOptions(grpc::ServerContext*, const pb::Options*, pb::Empty*) override;
+    grpc::Status Start(grpc::ServerContext*, const pb::StartRequest*, pb::StartReply*) override;
+    grpc::Status Command(grpc::ServerContext*, const pb::CommandRequest*, pb::CommandReply*) override;
+    grpc::Status AddBreakpoint(grpc::ServerContext*, const pb::Breakpoint*, pb::Breakpoint*) override;
+    grpc::Status UpdateBreakpoint(grpc::ServerContext*, const pb::Breakpoint*, pb::Empty*) override;
+    grpc::Status RemoveBreakpoint(grpc::ServerContext*, const pb::BreakpointId*, pb::Empty*) override;
+    grpc::Status ClearBreakpoints(grpc::ServerContext*, const pb::Empty*, pb::Empty*) override;
+    grpc::Status ListBreakpoints(grpc::ServerContext*, const pb::Empty*, pb::BreakpointList*) override;
+    grpc::Status GetSummary(grpc::ServerContext*, const pb::SummaryRequest*, pb::TensorSummary*) override;
+    grpc::Status GetSlice(grpc::ServerContext*, const pb::SliceRequest*, pb::Slice*) override;
+    grpc::Status FetchTensor(grpc::ServerContext*, const pb::TensorRef*, grpc::ServerWriter<pb::TensorChunk>*) override;
+    grpc::Status GetRecord(grpc::ServerContext*, const pb::Empty*, pb::Record*) override;
+
+private:
+    struct Client {
+        std::string name;
+        std::string peer;
+        bool watchOnly = false;
+        int subscriptions = 0;
+        std::chrono::steady_clock::time_point lastSeen;
+    };
+    struct Subscriber {
+        uint64_t client = 0;
+        std::deque<std::shared_ptr<const pb::Event>> queue;
+        bool overflow = false;
+    };
+
+    /// The token, then the client id; with `control`, that the client holds control (given to it
+    /// when nobody holds it). OK or the status to return.
+    grpc::Status admit(grpc::ServerContext* ctx, uint64_t* client, bool control);
+    grpc::Status checkToken(grpc::ServerContext* ctx);
+    void controlState(uint64_t client, pb::ControlState* out) const; // m_mutex held
+    void broadcast(std::shared_ptr<pb::Event> event);
+    void broadcastControl(); // m_mutex not held
+    /// The client's event stream broke without a Detach: forget it, apply the detach policy.
+    void clientVanished(uint64_t client);
+    /// A tensor by name (the session: paused node or record) or an output of the last run.
+    std::optional<Tensor> findTensor(const pb::TensorRef& ref, std::string* what) const;
+    void log(const std::string& message) const;
+
+    Session& m_session;
+    ServeOptions m_options;
+    std::unique_ptr<grpc::Server> m_server;
+    std::string m_address;
+    int m_port = 0;
+
+    mutable std::mutex m_mutex; // guards everything below
+    std::condition_variable m_eventCv;
+    std::map<uint64_t, Client> m_clients;
+    uint64_t m_nextClient = 1;
+    uint64_t m_holder = 0;
+    std::list<std::shared_ptr<Subscriber>> m_subscribers;
+    bool m_shutdown = false;
+    uint64_t m_outputsRun = 0;
+    std::vector<Tensor> m_outputs; // of the last finished run
+};
+
+} // namespace opscope::debug

@@ -1,0 +1,111 @@
+#pragma once
+
+// Helpers of the remote tests: a served session of a sample over loopback, and a listener that
+// records a client's events and lets the test wait on them (with timeouts, never sleeps).
+
+#include "../debug/session_test_util.h"
+#include "models/registry.h"
+#include "remote/client.h"
+#include "remote/server.h"
+
+#include <condition_variable>
+#include <mutex>
+
+namespace opscope::remote::test {
+
+using debug::test::Watchdog;
+
+class EventRecorder : public RemoteListener {
+public:
+    static constexpr std::chrono::seconds kTimeout { 30 };
+
+    void runStarted(uint64_t runId) override { add([&] { started.push_back(runId); }); }
+    void paused(const RemotePause& p) override { add([&] { pauses.push_back(p); }); }
+    void runFinished(uint64_t runId, bool stopped, const std::vector<OutputInfo>& outs) override
+    {
+        add([&] {
+            finished.push_back(runId);
+            this->stopped.push_back(stopped);
+            outputs = outs;
+        });
+    }
+    void runFailed(uint64_t runId, const std::string& error) override { add([&] { failures.push_back(error); }); }
+    void controlChanged(const ControlInfo& c) override { add([&] { controls.push_back(c); }); }
+    void disconnected(const std::string& why) override { add([&] { gone = why.empty() ? "?" : why; }); }
+
+    /// Waits until `pred` holds (under the lock); false on timeout.
+    template <class P> bool waitFor(P pred)
+    {
+        std::unique_lock lock(mutex);
+        return cv.wait_for(lock, kTimeout, [&] { return pred(); });
+    }
+    bool waitPauses(size_t n) { return waitFor([&] { return pauses.size() >= n; }); }
+    bool waitFinished(size_t n) { return waitFor([&] { return finished.size() >= n; }); }
+    RemotePause pause(size_t i)
+    {
+        std::lock_guard lock(mutex);
+        return pauses.at(i);
+    }
+
+    std::mutex mutex;
+    std::condition_variable cv;
+    std::vector<uint64_t> started, finished;
+    std::vector<bool> stopped;
+    std::vector<RemotePause> pauses;
+    std::vector<OutputInfo> outputs;
+    std::vector<std::string> failures;
+    std::vector<ControlInfo> controls;
+    std::string gone;
+
+private:
+    template <class F> void add(F f)
+    {
+        {
+            std::lock_guard lock(mutex);
+            f();
+        }
+        cv.notify_all();
+    }
+};
+
+/// A sample's session, served on a free loopback port.
+struct ServedSample {
+    explicit ServedSample(const std::string& name, debug::ServeOptions options = {})
+        : sample(samples::makeSample(name))
+    {
+        sample.block->hybridize();
+        session.load(sample.block, sample.inputNames);
+        session.setInputs(sample.defaultInputs);
+        options.log = [this](const std::string& line) {
+            std::lock_guard lock(logMutex);
+            log.push_back(line);
+        };
+        server = debug::serve(session, options);
+    }
+    ~ServedSample()
+    {
+        server.reset();
+        session.stop();
+        session.waitUntilIdle(std::chrono::seconds(30));
+    }
+    ConnectOptions connect(const std::string& name = "test") const
+    {
+        ConnectOptions o;
+        o.address = server->address();
+        o.clientName = name;
+        return o;
+    }
+    std::vector<std::string> logLines()
+    {
+        std::lock_guard lock(logMutex);
+        return log;
+    }
+
+    samples::Sample sample;
+    debug::Session session;
+    std::unique_ptr<debug::Server> server;
+    std::mutex logMutex;
+    std::vector<std::string> log;
+};
+
+} // namespace opscope::remote::test

@@ -1,0 +1,205 @@
+// opscope-server and `opscope-cli … --connect` as processes: the same output and files as a local
+// run, exit 5 when refused, a token file made with mode 0600, SIGTERM ends the server, and a client
+// survives the server being killed in the middle of a tensor stream.
+
+#include "../cli/cli_run.h"
+#include "remote_test_util.h"
+
+#include <csignal>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+namespace opscope::remote::test {
+
+namespace fs = std::filesystem;
+using opscope::test::run;
+
+namespace {
+
+// opscope-server ARGS as a child process; its address from the first line of its stdout.
+class ServerProcess {
+public:
+    explicit ServerProcess(std::vector<std::string> args)
+    {
+        int out[2];
+        if (pipe(out) != 0) throw std::runtime_error("pipe");
+        m_stderr = (fs::temp_directory_path() / ("opscope_server_stderr_" + std::to_string(getpid()))).string();
+        // Everything the child needs is made before fork (other threads may hold the allocator's lock).
+        const std::string bin = opscope::test::binary("opscope-server");
+        std::vector<char*> argv;
+        argv.push_back(const_cast<char*>(bin.c_str()));
+        for (std::string& a : args)
+            argv.push_back(a.data());
+        argv.push_back(nullptr);
+        const int err = ::open(m_stderr.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        m_pid = fork();
+        if (m_pid == 0) {
+            dup2(out[1], 1);
+            dup2(err, 2);
+            close(out[0]);
+            execv(bin.c_str(), argv.data());
+            _exit(127);
+        }
+        close(err);
+        close(out[1]);
+        m_out = fdopen(out[0], "r");
+        char line[512] = {};
+        if (fgets(line, sizeof line, m_out)) m_first = line;
+        while (!m_first.empty() && m_first.back() == '\n') m_first.pop_back();
+        const std::string prefix = "listening on ";
+        if (m_first.rfind(prefix, 0) == 0) m_address = m_first.substr(prefix.size());
+    }
+    ~ServerProcess()
+    {
+        if (m_pid > 0) {
+            kill(m_pid, SIGKILL);
+            waitpid(m_pid, nullptr, 0);
+        }
+        if (m_out) fclose(m_out);
+    }
+    /// SIGTERM, then its exit status.
+    int terminate()
+    {
+        kill(m_pid, SIGTERM);
+        int st = 0;
+        waitpid(m_pid, &st, 0);
+        m_pid = -1;
+        return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    }
+    void killNow()
+    {
+        kill(m_pid, SIGKILL);
+        waitpid(m_pid, nullptr, 0);
+        m_pid = -1;
+    }
+    std::string errors() const
+    {
+        std::ifstream in(m_stderr);
+        std::stringstream s;
+        s << in.rdbuf();
+        return s.str();
+    }
+    const std::string& address() const { return m_address; }
+    const std::string& firstLine() const { return m_first; }
+
+private:
+    pid_t m_pid = -1;
+    FILE* m_out = nullptr;
+    std::string m_first, m_address, m_stderr;
+};
+
+std::string fileText(const fs::path& p)
+{
+    std::ifstream in(p, std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+} // namespace
+
+TEST(ServerProcess, InfoAndRunOverConnectPrintWhatALocalRunPrints)
+{
+    ServerProcess server({ "sample:lenet" });
+    ASSERT_FALSE(server.address().empty()) << server.firstLine() << server.errors();
+    EXPECT_TRUE(debug::isLoopback(server.address()));
+    const auto localInfo = run("info sample:lenet");
+    const auto remoteInfo = run("info --connect " + server.address());
+    EXPECT_EQ(remoteInfo.status, 0) << opscope::test::lastStderr();
+    EXPECT_EQ(remoteInfo.out, localInfo.out);
+
+    const fs::path dir = opscope::test::tempDir("remote_run");
+    const std::string node = "hybridsequential0_conv1_fwd:after";
+    const auto localBreak = run("run sample:lenet --break " + node + " --dump " + (dir / "local").string());
+    const auto remoteBreak = run("run --connect " + server.address() + " --break " + node + " --dump " + (dir / "remote").string());
+    EXPECT_EQ(localBreak.status, 0);
+    EXPECT_EQ(remoteBreak.status, 0) << opscope::test::lastStderr();
+    EXPECT_EQ(remoteBreak.out, localBreak.out);
+    size_t files = 0;
+    for (const auto& f : fs::directory_iterator(dir / "local")) {
+        EXPECT_EQ(fileText(dir / "remote" / f.path().filename()), fileText(f.path())) << f.path().filename();
+        ++files;
+    }
+    EXPECT_EQ(files, 4u);
+
+    const auto localHooks = run("run sample:lenet --hooks - --output " + (dir / "local.npy").string());
+    const auto remoteHooks = run("run --connect " + server.address() + " --hooks - --output " + (dir / "remote.npy").string());
+    EXPECT_EQ(remoteHooks.status, 0);
+    EXPECT_EQ(remoteHooks.out, localHooks.out);
+    EXPECT_EQ(fileText(dir / "remote.npy"), fileText(dir / "local.npy"));
+
+    const auto noHit = run("run --connect " + server.address() + " --break-on \"max>1e30\"");
+    EXPECT_EQ(noHit.status, 1);
+    EXPECT_EQ(opscope::test::lastLine(noHit.out), "no breakpoint hit");
+    const auto unknown = run("run --connect " + server.address() + " --break nosuchnode");
+    EXPECT_EQ(unknown.status, 2);
+    EXPECT_NE(opscope::test::lastStderr().find("nosuchnode"), std::string::npos);
+    const auto both = run("run sample:lenet --connect " + server.address());
+    EXPECT_EQ(both.status, 2);
+    EXPECT_NE(opscope::test::lastStderr().find("MODEL cannot be combined with --connect"), std::string::npos);
+    EXPECT_EQ(server.terminate(), 0);
+    EXPECT_NE(server.errors().find("stopped"), std::string::npos);
+}
+
+TEST(ServerProcess, ARefusedConnectionOrTokenExitsFiveWithTheReason)
+{
+    const fs::path dir = opscope::test::tempDir("remote_token");
+    const fs::path token = dir / "token";
+    ServerProcess server({ "sample:mlp", "--listen", "0.0.0.0:0", "--token-file", token.string() });
+    ASSERT_FALSE(server.address().empty()) << server.errors();
+    struct stat st {};
+    ASSERT_EQ(stat(token.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+    std::string secret = fileText(token);
+    while (!secret.empty() && secret.back() == '\n') secret.pop_back();
+    EXPECT_EQ(secret.size(), 64u);
+    EXPECT_NE(server.errors().find(secret), std::string::npos) << "the new token is printed once";
+    const std::string port = server.address().substr(server.address().rfind(':') + 1);
+    const std::string address = "127.0.0.1:" + port;
+
+    EXPECT_EQ(run("info --connect " + address).status, 5);
+    EXPECT_NE(opscope::test::lastStderr().find("token"), std::string::npos) << opscope::test::lastStderr();
+    std::ofstream(dir / "wrong") << "0123\n";
+    EXPECT_EQ(run("info --connect " + address + " --token-file " + (dir / "wrong").string()).status, 5);
+    EXPECT_NE(opscope::test::lastStderr().find("wrong token"), std::string::npos);
+    EXPECT_EQ(run("info --connect " + address + " --token-file " + token.string()).status, 0);
+    EXPECT_NE(server.errors().find("wrong token"), std::string::npos) << "refusals are logged";
+    server.killNow();
+    // Nobody listens there now.
+    const auto gone = run("run --connect " + address);
+    EXPECT_EQ(gone.status, 5);
+    EXPECT_NE(opscope::test::lastStderr().find("cannot connect"), std::string::npos);
+}
+
+TEST(ServerProcess, AClientSurvivesTheServerKilledMidStream)
+{
+    Watchdog dog("server killed mid-stream", std::chrono::seconds(120));
+    // A 160 MB input: the fetch is many chunks long.
+    ServerProcess server({ "sample:mlp", "--input", "data=20000000x2:uniform" });
+    ASSERT_FALSE(server.address().empty()) << server.errors();
+    ConnectOptions o;
+    o.address = server.address();
+    Client c(o);
+    EventRecorder events;
+    c.subscribe(&events);
+    c.start(debug::StartMode::PauseAtEntry);
+    ASSERT_TRUE(events.waitPauses(1));
+    const std::string name = events.pause(0).event.tensors.at(0).name;
+    bool killed = false;
+    try {
+        c.fetch(name, [&](size_t received, size_t total) {
+            if (!killed && received > total / 8) {
+                server.killNow();
+                killed = true;
+            }
+        });
+        FAIL() << "the fetch completed although the server died";
+    } catch (const RemoteError& e) {
+        EXPECT_TRUE(killed);
+        EXPECT_NE(std::string(e.what()), "");
+    }
+    ASSERT_TRUE(events.waitFor([&] { return !events.gone.empty(); }));
+    EXPECT_THROW(c.state(), RemoteError);
+}
+
+} // namespace opscope::remote::test
