@@ -28,7 +28,11 @@ Session::~Session()
 
 void Session::setListener(SessionListener* listener)
 {
-    std::lock_guard lock(m_mutex);
+    std::unique_lock lock(m_mutex);
+    // A run's last callback comes after the run is over (idle): the old listener may still be in it.
+    // Wait until it returns (unless this is that callback), so the old listener can go at once.
+    if (std::this_thread::get_id() != m_worker.get_id())
+        m_idleCv.wait(lock, [&] { return m_finalCallbacks == 0 || m_running; });
     if (m_running) throw UsageError("debug session: cannot change the listener during a run");
     m_listener = listener;
 }
@@ -564,9 +568,21 @@ void Session::runOnce(uint64_t runId, StartMode mode, Job job)
             step.completed = error.empty() && result.status == RunStatus::Completed;
             m_lastTrainStep = step;
         }
+        if (listener) ++m_finalCallbacks;
     }
     m_idleCv.notify_all();
     if (!listener) return;
+    struct Done { // also when the listener throws
+        Session& s;
+        ~Done()
+        {
+            {
+                std::lock_guard lock(s.m_mutex);
+                --s.m_finalCallbacks;
+            }
+            s.m_idleCv.notify_all();
+        }
+    } done { *this };
     if (!error.empty())
         listener->runFailed(runId, error);
     else

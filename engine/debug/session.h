@@ -60,7 +60,9 @@ public:
     Session(const Session&) = delete;
     Session& operator=(const Session&) = delete;
 
-    /// The listener (not owned; must outlive the session or be replaced). Only while idle.
+    /// The listener (not owned; must outlive the session or be replaced). Only while idle; waits
+    /// for the last callback of a finished run (runFinished / runFailed come just after the run is
+    /// over) to return, so the old listener may be destroyed as soon as this returns.
     void setListener(SessionListener* listener);
 
     /// A model: a HybridBlock (a sample, a SymbolBlock…) and the names its graph gives its inputs.
@@ -203,6 +205,7 @@ private:
     std::vector<Tensor> m_inputs;
     SessionOptions m_options;
     bool m_running = false;
+    int m_finalCallbacks = 0; // runFinished / runFailed calls going on (after m_running is false)
     bool m_jobPending = false;
     bool m_shutdown = false;
     StartMode m_startMode = StartMode::Run;

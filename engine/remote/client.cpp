@@ -11,17 +11,16 @@
 
 namespace opscope::remote {
 
-RemoteError::RemoteError(int code, const std::string& message)
+RemoteError::RemoteError(int code, const std::string& message, bool atConnect)
     : Error(message)
     , m_code(code)
+    , m_atConnect(atConnect)
 {
 }
 
 bool RemoteError::refused() const
 {
-    return m_code == grpc::StatusCode::UNAVAILABLE || m_code == grpc::StatusCode::UNAUTHENTICATED
-        || m_code == grpc::StatusCode::DEADLINE_EXCEEDED || m_code == grpc::StatusCode::FAILED_PRECONDITION
-        || m_code == grpc::StatusCode::PERMISSION_DENIED;
+    return m_atConnect || m_code == grpc::StatusCode::UNAUTHENTICATED || m_code == grpc::StatusCode::PERMISSION_DENIED;
 }
 
 namespace {
@@ -65,11 +64,11 @@ public:
         const auto deadline = std::chrono::system_clock::now() + options.connectTimeout;
         for (grpc_connectivity_state st = channel->GetState(true); st != GRPC_CHANNEL_READY; st = channel->GetState(true)) {
             if (st == GRPC_CHANNEL_TRANSIENT_FAILURE || st == GRPC_CHANNEL_SHUTDOWN)
-                throw RemoteError(grpc::StatusCode::UNAVAILABLE, "cannot connect to " + options.address + " (refused or unreachable)");
+                throw RemoteError(grpc::StatusCode::UNAVAILABLE, "cannot connect to " + options.address + " (refused or unreachable)", true);
             if (!channel->WaitForStateChange(st, deadline))
                 throw RemoteError(grpc::StatusCode::UNAVAILABLE,
                     "cannot connect to " + options.address + " (nothing answered within "
-                        + std::to_string(options.connectTimeout.count()) + " ms)");
+                        + std::to_string(options.connectTimeout.count()) + " ms)", true);
         }
         stub = pb::Debugger::NewStub(channel);
         pb::HelloRequest req;
@@ -77,7 +76,11 @@ public:
         req.set_client_name(options.clientName);
         req.set_watch_only(options.watchOnly);
         pb::HelloReply reply;
-        call("Hello", [&](grpc::ClientContext* c) { return stub->Hello(c, req, &reply); }, false);
+        try {
+            call("Hello", [&](grpc::ClientContext* c) { return stub->Hello(c, req, &reply); }, false);
+        } catch (const RemoteError& e) {
+            throw RemoteError(e.code(), e.what(), true);
+        }
         id = reply.client_id();
         serverName = reply.server_name();
         modelName = reply.model();

@@ -21,13 +21,15 @@ namespace opscope::remote {
 /// A call the server refused or could not answer: gRPC's status code and the server's message.
 class RemoteError : public Error {
 public:
-    RemoteError(int code, const std::string& message);
+    RemoteError(int code, const std::string& message, bool atConnect = false);
     int code() const { return m_code; }
-    /// No connection, no or a wrong token, another protocol version: the server will not talk.
+    /// The server will not talk to this client: no connection, no or a wrong token, another protocol
+    /// version (all when connecting), or another client holds control.
     bool refused() const;
 
 private:
     int m_code;
+    bool m_atConnect;
 };
 
 struct ConnectOptions {

@@ -28,6 +28,9 @@ struct ServeOptions {
     std::optional<ModelDescription> model;
     std::string modelName; ///< Hello's `model` (default: model->source)
     std::string serverName; ///< Hello's `server_name` (default: "opscope <version> on <host>")
+    /// False: Start is refused, the program starts the runs itself (its training loop does; clients
+    /// set breakpoints, and step through the runs it starts).
+    bool clientsStart = true;
     /// Gets every session event too, after the clients (the session has one listener: the server's).
     SessionListener* forward = nullptr;
     /// Refused requests and client comings and goings (default: stderr).

@@ -237,6 +237,9 @@ Status ServerImpl::Start(grpc::ServerContext* ctx, const pb::StartRequest* req, 
     uint64_t id = 0;
     if (Status s = admit(ctx, &id, true); !s.ok()) return s;
     return guarded([&] {
+        if (!m_options.clientsStart)
+            return Status { StatusCode::FAILED_PRECONDITION,
+                "this server's program starts the runs itself (a training loop): set breakpoints and wait for its next step" };
         if (m_session.isRunning())
             return Status { StatusCode::FAILED_PRECONDITION,
                 "run " + std::to_string(m_session.lastRunId()) + " is still active: stop it or let it finish first" };

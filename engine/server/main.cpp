@@ -7,11 +7,14 @@
 #include "cli/remote_commands.h"
 #include "core/error.h"
 #include "remote/server.h"
+#include "server/served_training.h"
 #include "server/token.h"
 
 #include <CLI/CLI.hpp>
 
+#include <atomic>
 #include <csignal>
+#include <cstdio>
 #include <iostream>
 #include <pthread.h>
 #include <thread>
@@ -39,6 +42,15 @@ int main(int argc, char** argv)
     app.add_option("--tls-key", tlsKey, "PEM private key of --tls-cert");
     app.add_option("--on-detach", onDetach, "when the client in control vanishes while paused: pause (stay) or continue")
         ->check(CLI::IsMember({ "pause", "continue" }));
+    bool train = false;
+    std::string data;
+    int epochs = 0;
+    app.add_flag("--train", train,
+        "train the sample (sample:mlp, sample:lenet, sample:fashion) with each mini-batch step a debuggable run; "
+        "clients set breakpoints and step through the steps")
+        ->excludes("--params", "--input", "--mode");
+    app.add_option("--data", data, "with --train: the data set (default: the sample's own)");
+    app.add_option("--epochs", epochs, "with --train: epochs (default: the sample's)")->check(CLI::PositiveNumber);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -54,24 +66,38 @@ int main(int argc, char** argv)
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
     try {
+        debug::Session session;
+        debug::ServeOptions options;
         load::LoadedModel m;
         std::vector<Tensor> inputs;
-        if (const int status = prepareRun(r, m, inputs); status != kOk) return status;
-        ExecFlags flags;
-        flags.static_alloc = r.mode != "hybrid";
-        flags.static_shape = r.mode == "static_shape";
-        m.block->hybridize(true, flags);
-
-        debug::Session session;
-        session.load(m.block, load::blockInputNames(m));
-        session.setInputs(inputs);
-
-        debug::ServeOptions options;
+        samples::Sample sample;
+        samples::TrainSetup setup;
+        if (train) {
+            if (r.model.rfind("sample:", 0) != 0)
+                return fail(kUsage, "--train: only built-in samples train (sample:mlp, sample:lenet, sample:fashion)");
+            try {
+                sample = samples::makeSample(r.model.substr(7), r.seed, false);
+                setup = samples::trainingSetup(r.model.substr(7), r.seed, data);
+            } catch (const std::exception& e) {
+                return fail(kUsage, std::string("--train: ") + e.what());
+            }
+            if (epochs > 0) setup.epochs = epochs;
+            options.clientsStart = false; // the training loop starts every run
+            options.modelName = r.model + " (training on " + setup.data + ")";
+        } else {
+            if (const int status = prepareRun(r, m, inputs); status != kOk) return status;
+            ExecFlags flags;
+            flags.static_alloc = r.mode != "hybrid";
+            flags.static_shape = r.mode == "static_shape";
+            m.block->hybridize(true, flags);
+            session.load(m.block, load::blockInputNames(m));
+            session.setInputs(inputs);
+            options.model = describeModel(m, inputs);
+        }
         options.listen = listen;
         options.tlsCertFile = tlsCert;
         options.tlsKeyFile = tlsKey;
         options.onDetach = onDetach == "continue" ? debug::OnDetach::Continue : debug::OnDetach::Pause;
-        options.model = describeModel(m, inputs);
         if (tokenFile.empty() && !debug::isLoopback(listen)) tokenFile = "opscope-server.token";
         if (!tokenFile.empty()) {
             bool created = false;
@@ -80,11 +106,30 @@ int main(int argc, char** argv)
         }
         std::unique_ptr<debug::Server> server = debug::serve(session, options);
         std::cout << "listening on " << server->address() << std::endl;
-        std::cerr << "opscope-server: serving " << m.source << "\n";
+        std::cerr << "opscope-server: serving " << (train ? options.modelName : m.source) << "\n";
 
+        std::atomic<bool> stop { false };
+        std::thread trainer;
+        if (train) {
+            trainer = std::thread([&] {
+                try {
+                    server::trainServed(session, sample, setup, r.seed, [](const samples::EpochReport& e) {
+                        char line[160];
+                        std::snprintf(line, sizeof line, "opscope-server: epoch %d: loss %.4f  train accuracy %.4f  test accuracy %.4f",
+                            e.epoch, e.loss, e.trainAccuracy, e.testAccuracy);
+                        std::cerr << line << std::endl;
+                    }, stop);
+                    std::cerr << "opscope-server: training " << (stop ? "stopped" : "finished") << "; still serving\n";
+                } catch (const std::exception& e) {
+                    std::cerr << "opscope-server: training failed: " << e.what() << "\n";
+                }
+            });
+        }
         std::thread waiter([&] {
             int sig = 0;
             sigwait(&signals, &sig);
+            stop = true;
+            if (trainer.joinable()) trainer.join();
             server->shutdown();
         });
         server->wait();

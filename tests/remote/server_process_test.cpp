@@ -6,6 +6,7 @@
 #include "remote_test_util.h"
 
 #include <csignal>
+#include <grpcpp/grpcpp.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -87,6 +88,16 @@ private:
     FILE* m_out = nullptr;
     std::string m_first, m_address, m_stderr;
 };
+
+int codeOf(const std::function<void()>& f)
+{
+    try {
+        f();
+    } catch (const RemoteError& e) {
+        return e.code();
+    }
+    return 0;
+}
 
 std::string fileText(const fs::path& p)
 {
@@ -200,6 +211,37 @@ TEST(ServerProcess, AClientSurvivesTheServerKilledMidStream)
     }
     ASSERT_TRUE(events.waitFor([&] { return !events.gone.empty(); }));
     EXPECT_THROW(c.state(), RemoteError);
+}
+
+TEST(ServerProcess, ATrainingLoopServedPausesAtABackwardBreakpointUntilContinued)
+{
+    Watchdog dog("served training", std::chrono::seconds(120));
+    ServerProcess server({ "sample:mlp", "--train", "--epochs", "1" });
+    ASSERT_FALSE(server.address().empty()) << server.errors();
+    ConnectOptions o;
+    o.address = server.address();
+    o.clientName = "debugger";
+    Client c(o);
+    EventRecorder events;
+    c.subscribe(&events);
+    // The loop starts the runs; a client sets breakpoints and steps through them.
+    const int id = c.addBreakpoint(debug::Breakpoint::watch(debug::Condition::parse("grad norm>0")));
+    ASSERT_TRUE(events.waitPauses(1)) << server.errors();
+    const RemotePause p = events.pause(0);
+    EXPECT_EQ(p.event.reason, debug::PauseReason::Watchpoint);
+    EXPECT_NE(p.event.node.find("_backward"), std::string::npos) << p.event.node;
+    EXPECT_EQ(codeOf([&] { c.start(); }), grpc::StatusCode::FAILED_PRECONDITION);
+    const debug::ModelDescription model = c.model(); // the training step's graph
+    ASSERT_NE(model.graph, nullptr);
+    EXPECT_TRUE(model.graph->findNode(p.event.node).has_value());
+    c.step();
+    ASSERT_TRUE(events.waitPauses(2));
+    c.removeBreakpoint(id);
+    c.continueRun();
+    // The loop goes on: its steps finish one after another.
+    ASSERT_TRUE(events.waitFor([&] { return events.finished.size() >= 3; })) << server.errors();
+    EXPECT_EQ(server.terminate(), 0);
+    EXPECT_NE(server.errors().find("opscope-server: training"), std::string::npos) << server.errors();
 }
 
 } // namespace opscope::remote::test
