@@ -137,7 +137,8 @@ public:
     Tensor fetchOutput(int index, const Progress& progress = {});
     debug::RunRecord record();
 
-    /// Starts the event thread (one subscription at a time; a second call replaces the first).
+    /// Starts the event thread (one subscription at a time; a second call replaces the first). The
+    /// listener must outlive the subscription: unsubscribe(), detach() or the client's destructor.
     void subscribe(RemoteListener* listener);
     void unsubscribe();
     /// Gives up control and leaves the server running; the client cannot be used afterwards.

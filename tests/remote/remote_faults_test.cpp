@@ -99,9 +99,9 @@ TEST(RemoteFaults, OneClientHoldsControlTheOthersWatchUntilItIsHandedOver)
 {
     Watchdog dog("control");
     ServedSample served("mlp");
+    EventRecorder aEvents, bEvents; // outlive the clients, whose event threads call them
     Client a(served.connect("a"));
     Client b(served.connect("b"));
-    EventRecorder aEvents, bEvents;
     a.subscribe(&aEvents);
     b.subscribe(&bEvents);
     EXPECT_TRUE(a.control().youHold);
@@ -135,8 +135,8 @@ TEST(RemoteFaults, TheDetachPolicyAppliesWhenTheClientInControlVanishes)
         ServedSample served("mlp", o);
         debug::test::Recorder forward; // the server forwards the session's events
         {
-            Client c(served.connect("vanishing"));
             EventRecorder events;
+            Client c(served.connect("vanishing"));
             c.subscribe(&events);
             c.start(debug::StartMode::PauseAtEntry);
             ASSERT_TRUE(events.waitPauses(1));
@@ -166,8 +166,8 @@ TEST(RemoteFaults, AThousandRapidCommandsLeaveTheServerConsistent)
 {
     Watchdog dog("rapid commands", std::chrono::seconds(120));
     ServedSample served("lenet");
-    Client c(served.connect());
     EventRecorder events;
+    Client c(served.connect());
     c.subscribe(&events);
     c.start(debug::StartMode::PauseAtEntry);
     ASSERT_TRUE(events.waitPauses(1));
@@ -263,8 +263,8 @@ TEST(RemoteFaults, AClientThatDropsAStreamMidwayLeavesTheServerServing)
 {
     Watchdog dog("dropped stream");
     ServedSample served("lenet");
-    Client c(served.connect());
     EventRecorder events;
+    Client c(served.connect());
     c.subscribe(&events);
     c.start(debug::StartMode::PauseAtEntry);
     ASSERT_TRUE(events.waitPauses(1));
@@ -300,8 +300,8 @@ TEST(RemoteFaults, AHundredMillionElementTensorStreamsBitExact)
     std::unique_ptr<debug::Server> server = debug::serve(session, {});
     ConnectOptions o;
     o.address = server->address();
-    Client c(o);
     EventRecorder events;
+    Client c(o);
     c.subscribe(&events);
     c.start(debug::StartMode::PauseAtEntry);
     ASSERT_TRUE(events.waitPauses(1));

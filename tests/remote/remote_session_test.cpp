@@ -126,8 +126,8 @@ TEST(RemoteSession, SummariesSlicesAndTheRecordMatchTheLocalSession)
 {
     Watchdog dog("remote tensors");
     ServedSample served("lenet");
-    Client c(served.connect());
     EventRecorder events;
+    Client c(served.connect());
     c.subscribe(&events);
     debug::SessionOptions o;
     o.record = debug::RecordLevel::Tensors;
@@ -206,8 +206,8 @@ TEST(RemoteSession, ABreakpointWithAConditionAndATrainingSampleOverTheWire)
 {
     Watchdog dog("remote watchpoint");
     ServedSample served("mlp");
-    Client c(served.connect());
     EventRecorder events;
+    Client c(served.connect());
     c.subscribe(&events);
     // Every op output's absolute maximum is above 0: the first op pauses, after.
     const int id = c.addBreakpoint(debug::Breakpoint::watch(debug::Condition::parse("absmax>0")));

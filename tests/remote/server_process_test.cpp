@@ -190,8 +190,8 @@ TEST(ServerProcess, AClientSurvivesTheServerKilledMidStream)
     ASSERT_FALSE(server.address().empty()) << server.errors();
     ConnectOptions o;
     o.address = server.address();
-    Client c(o);
     EventRecorder events;
+    Client c(o);
     c.subscribe(&events);
     c.start(debug::StartMode::PauseAtEntry);
     ASSERT_TRUE(events.waitPauses(1));
@@ -221,8 +221,8 @@ TEST(ServerProcess, ATrainingLoopServedPausesAtABackwardBreakpointUntilContinued
     ConnectOptions o;
     o.address = server.address();
     o.clientName = "debugger";
-    Client c(o);
     EventRecorder events;
+    Client c(o);
     c.subscribe(&events);
     // The loop starts the runs; a client sets breakpoints and steps through them.
     const int id = c.addBreakpoint(debug::Breakpoint::watch(debug::Condition::parse("grad norm>0")));
