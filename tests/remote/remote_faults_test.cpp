@@ -13,6 +13,8 @@
 #include <grpcpp/grpcpp.h>
 
 #include <cstring>
+#include <filesystem>
+#include <unistd.h>
 #include <future>
 #include <random>
 
@@ -318,6 +320,53 @@ TEST(RemoteFaults, AHundredMillionElementTensorStreamsBitExact)
     ASSERT_TRUE(events.waitFinished(1));
     c.unsubscribe();
     server.reset();
+}
+
+TEST(RemoteFaults, OverTlsWithATokenOnlyAClientTrustingTheCertificateAttaches)
+{
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("opscope_tls_" + std::to_string(getpid()));
+    fs::create_directories(dir);
+    const std::string key = (dir / "key.pem").string(), cert = (dir / "cert.pem").string();
+    const std::string cmd = "openssl req -x509 -newkey rsa:2048 -nodes -keyout " + key + " -out " + cert
+        + " -days 1 -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1 >/dev/null 2>&1";
+    if (std::system(cmd.c_str()) != 0) GTEST_SKIP() << "no openssl command to make a test certificate";
+    debug::ServeOptions o;
+    o.tlsCertFile = cert;
+    o.tlsKeyFile = key;
+    o.token = "tls-token";
+    ServedSample served("mlp", o);
+    ConnectOptions tls = served.connect();
+    tls.tlsCaFile = cert;
+    tls.token = "tls-token";
+    tls.connectTimeout = std::chrono::milliseconds(3000);
+    {
+        Client c(tls);
+        EXPECT_TRUE(c.control().youHold);
+        EXPECT_NO_THROW(c.start());
+    }
+    // Without TLS the handshake never completes: refused when connecting.
+    ConnectOptions plain = tls;
+    plain.tlsCaFile.clear();
+    plain.connectTimeout = std::chrono::milliseconds(1000);
+    try {
+        Client c(plain);
+        FAIL() << "a plain client attached to a TLS server";
+    } catch (const RemoteError& e) {
+        EXPECT_TRUE(e.refused());
+    }
+    // TLS files that cannot be read are a usage error naming them.
+    debug::Session session;
+    debug::ServeOptions missing;
+    missing.tlsCertFile = (dir / "none.pem").string();
+    missing.tlsKeyFile = key;
+    try {
+        debug::serve(session, missing);
+        FAIL();
+    } catch (const UsageError& e) {
+        EXPECT_NE(std::string(e.what()).find("none.pem"), std::string::npos);
+    }
+    fs::remove_all(dir);
 }
 
 } // namespace opscope::remote::test
