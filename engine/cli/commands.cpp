@@ -1,5 +1,7 @@
 #include "cli/commands.h"
 
+#include "cli/hook_line.h"
+
 #include "load/input_spec.h"
 #include "load/model_loader.h"
 #include "load/onnx_loader.h"
@@ -39,19 +41,6 @@ namespace {
                 m[n.name + "_" + s] = TensorPlace { n.name, s, "output" };
         }
         return m;
-    }
-
-    nlohmann::json shapeJson(const Shape& s)
-    {
-        nlohmann::json a = nlohmann::json::array();
-        for (int64_t d : s.dims())
-            a.push_back(d);
-        return a;
-    }
-
-    nlohmann::json number(double v)
-    {
-        return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
     }
 
     void applyMode(gluon::HybridBlock& b, const std::string& mode, bool fuse)
@@ -164,25 +153,18 @@ int runCommand(const RunOptions& o)
                 [&](std::string_view name, std::string_view op, const TensorView& v) {
                     const std::string tensor(name);
                     if (hookOut) {
-                        const debug::TensorStats s = debug::computeStats(v);
                         auto it = places.find(tensor);
-                        nlohmann::json j;
-                        j["seq"] = seq;
-                        j["name"] = tensor;
-                        j["op"] = std::string(op);
-                        j["node"] = it != places.end() ? it->second.node : "";
-                        j["slot"] = it != places.end() ? it->second.slot : "";
-                        j["phase"] = it != places.end() ? it->second.phase : "output";
-                        j["shape"] = shapeJson(v.shape());
-                        j["min"] = number(s.min);
-                        j["max"] = number(s.max);
-                        j["mean"] = number(s.mean);
-                        j["std"] = number(s.std);
-                        j["nan"] = s.nan;
-                        j["inf"] = s.inf();
-                        j["zeros"] = s.zeros;
-                        if (!o.dump.empty()) j["file"] = dumpNames.fileFor(tensor, ".npy");
-                        *hookOut << j.dump() << "\n";
+                        HookLine line;
+                        line.seq = seq;
+                        line.name = tensor;
+                        line.op = std::string(op);
+                        line.node = it != places.end() ? it->second.node : "";
+                        line.slot = it != places.end() ? it->second.slot : "";
+                        line.phase = it != places.end() ? it->second.phase : "output";
+                        line.shape = v.shape();
+                        line.stats = debug::computeStats(v);
+                        if (!o.dump.empty()) line.file = dumpNames.fileFor(tensor, ".npy");
+                        *hookOut << hookLineJson(line) << "\n";
                     }
                     ++seq;
                     if (!o.dump.empty() && dumpError.empty()) {

@@ -1,13 +1,12 @@
 #include "cli/remote_commands.h"
 
+#include "cli/hook_line.h"
 #include "cli/model_info.h"
 #include "cli/pause_output.h"
 #include "core/error.h"
 #include "io/file_names.h"
 #include "io/npy.h"
 #include "remote/client.h"
-
-#include <nlohmann/json.hpp>
 
 #include <condition_variable>
 #include <filesystem>
@@ -125,8 +124,6 @@ int remoteFailure(const remote::RemoteError& e)
 {
     return fail(e.refused() ? kRefused : kRunFailed, e.what());
 }
-
-nlohmann::json number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 void printOutputs(const std::vector<remote::OutputInfo>& outputs, std::ostream& report)
 {
@@ -262,28 +259,17 @@ int runRecorded(remote::Client& c, const RunOptions& o)
             for (size_t k = 0; k < op.outputNames.size(); ++k) {
                 const std::string& tensor = op.outputNames[k];
                 if (hookOut) {
-                    const debug::TensorStats s = k < op.outputStats.size() ? op.outputStats[k] : debug::TensorStats {};
-                    nlohmann::json j;
-                    j["seq"] = seq;
-                    j["name"] = tensor;
-                    j["op"] = op.op;
-                    j["node"] = op.node;
-                    j["slot"] = tensor.size() > op.node.size() + 1 ? tensor.substr(op.node.size() + 1) : std::string();
-                    j["phase"] = "output";
-                    nlohmann::json shape = nlohmann::json::array();
-                    if (k < op.outputShapes.size())
-                        for (int64_t d : op.outputShapes[k].dims())
-                            shape.push_back(d);
-                    j["shape"] = shape;
-                    j["min"] = number(s.min);
-                    j["max"] = number(s.max);
-                    j["mean"] = number(s.mean);
-                    j["std"] = number(s.std);
-                    j["nan"] = s.nan;
-                    j["inf"] = s.inf();
-                    j["zeros"] = s.zeros;
-                    if (!o.dump.empty()) j["file"] = dumpNames.fileFor(tensor, ".npy");
-                    *hookOut << j.dump() << "\n";
+                    HookLine line;
+                    line.seq = seq;
+                    line.name = tensor;
+                    line.op = op.op;
+                    line.node = op.node;
+                    line.slot = tensor.size() > op.node.size() + 1 ? tensor.substr(op.node.size() + 1) : std::string();
+                    line.phase = "output";
+                    if (k < op.outputShapes.size()) line.shape = op.outputShapes[k];
+                    if (k < op.outputStats.size()) line.stats = op.outputStats[k];
+                    if (!o.dump.empty()) line.file = dumpNames.fileFor(tensor, ".npy");
+                    *hookOut << hookLineJson(line) << "\n";
                 }
                 ++seq;
                 if (!o.dump.empty())

@@ -26,15 +26,6 @@ namespace {
         return pb::Debugger::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
     }
 
-    int codeOf(const std::function<void()>& f)
-    {
-        try {
-            f();
-        } catch (const RemoteError& e) {
-            return e.code();
-        }
-        return 0;
-    }
 }
 
 TEST(RemoteFaults, AnotherProtocolVersionIsRefusedWithBothVersions)

@@ -68,6 +68,17 @@ private:
     }
 };
 
+/// The gRPC status code of what `f` throws (RemoteError), or 0 when it does not throw.
+inline int codeOf(const std::function<void()>& f)
+{
+    try {
+        f();
+    } catch (const RemoteError& e) {
+        return e.code();
+    }
+    return 0;
+}
+
 /// A sample's session, served on a free loopback port.
 struct ServedSample {
     explicit ServedSample(const std::string& name, debug::ServeOptions options = {})

@@ -89,16 +89,6 @@ private:
     std::string m_first, m_address, m_stderr;
 };
 
-int codeOf(const std::function<void()>& f)
-{
-    try {
-        f();
-    } catch (const RemoteError& e) {
-        return e.code();
-    }
-    return 0;
-}
-
 std::string fileText(const fs::path& p)
 {
     std::ifstream in(p, std::ios::binary);
