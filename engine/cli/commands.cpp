@@ -11,7 +11,6 @@
 #include "io/npy.h"
 #include "models/registry.h"
 
-#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>

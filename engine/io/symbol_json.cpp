@@ -298,7 +298,10 @@ Graph parseSymbolJson(const std::string& text, const std::string& fileName)
 
         if (n.op == "null") continue;
         OpInfo& info = ops[i];
-        info.def = OpRegistry::instance().find(n.op);
+        // A node of ONNX's default domain (a graph built from an ONNX model, saved) is ONNX's op.
+        const auto domain = n.attrs.find("__domain__");
+        const bool onnx = domain != n.attrs.end() && domain->second == "ai.onnx";
+        info.def = OpRegistry::instance().find(onnx ? "onnx::" + n.op : n.op);
         if (!info.def) throw GraphError(where + ": unknown operator '" + n.op + "'");
         try {
             info.params = info.def->parse(n.attrs);

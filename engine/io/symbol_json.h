@@ -29,7 +29,9 @@ Graph loadSymbolJson(const std::string& path);
 /// Writes a finalized graph in MXNet 1.x's own form and layout (dmlc's JSON writer: 2-space
 /// indentation, `"key": value, ` separators): `nodes` (op, name, attrs when not empty, inputs as
 /// [node, index, version]), `arg_nodes`, `node_row_ptr`, `heads` and
-/// `"attrs": {"mxnet_version": ["int", 10600]}`. Operators are written under their canonical names.
+/// `"attrs": {"mxnet_version": ["int", 10600]}`. Operators are written under their canonical names;
+/// a node built from an ONNX model under its ONNX op type, with its `__domain__` attribute (parseSymbolJson
+/// reads it back as that ONNX operator).
 std::string saveSymbolJson(const Graph& graph);
 
 } // namespace opscope

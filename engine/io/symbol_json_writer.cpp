@@ -139,7 +139,8 @@ std::string saveSymbolJson(const Graph& graph)
         w.item();
         w.beginObject();
         w.key("op");
-        w.string(n.def ? n.def->name : std::string("null"));
+        // An ONNX node keeps its ONNX op type; its `__domain__` attribute says whose it is.
+        w.string(!n.def ? std::string("null") : n.onnx ? n.op : n.def->name);
         w.key("name");
         w.string(n.name);
         if (!n.attrs.empty()) {

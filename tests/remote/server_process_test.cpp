@@ -234,4 +234,21 @@ TEST(ServerProcess, ATrainingLoopServedPausesAtABackwardBreakpointUntilContinued
     EXPECT_NE(server.errors().find("opscope-server: training"), std::string::npos) << server.errors();
 }
 
+TEST(ServerProcess, EverySampleDescribesAndRunsOverConnectAsLocally)
+{
+    // ONNX graphs too: their nodes travel as ONNX operators (symbol JSON with `__domain__`).
+    for (const std::string sample : { "mlp", "mini-resnet", "tiny-transformer", "onnx-cnn", "onnx-transformer" }) {
+        ServerProcess server({ "sample:" + sample });
+        ASSERT_FALSE(server.address().empty()) << sample << ": " << server.errors();
+        const auto localInfo = run("info sample:" + sample);
+        const auto remoteInfo = run("info --connect " + server.address());
+        EXPECT_EQ(remoteInfo.status, 0) << sample << ": " << opscope::test::lastStderr();
+        EXPECT_EQ(remoteInfo.out, localInfo.out) << sample;
+        const auto localHooks = run("run sample:" + sample + " --hooks -");
+        const auto remoteHooks = run("run --connect " + server.address() + " --hooks -");
+        EXPECT_EQ(remoteHooks.status, 0) << sample;
+        EXPECT_EQ(remoteHooks.out, localHooks.out) << sample;
+    }
+}
+
 } // namespace opscope::remote::test
