@@ -162,6 +162,8 @@ public:
     {
         std::unique_lock lock(subMutex);
         if (!subThread.joinable()) return;
+        if (std::this_thread::get_id() == subThread.get_id())
+            throw UsageError("a RemoteListener cannot end its own subscription (unsubscribe, detach) from an event");
         subContext->TryCancel();
         std::thread t = std::move(subThread);
         lock.unlock();

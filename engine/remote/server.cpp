@@ -97,10 +97,17 @@ void ServerImpl::shutdown()
         m_server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
         m_server->Wait();
     }
-    // The worker may be inside a callback: end the run so that it leaves this listener.
-    m_session.stop();
-    m_session.waitUntilIdle(std::chrono::seconds(10));
-    m_session.setListener(m_options.forward);
+    // End the run (a program's loop may start another meanwhile: stop that too) and take this
+    // listener out; setListener waits for a finished run's last callback.
+    for (;;) {
+        m_session.stop();
+        m_session.waitUntilIdle(std::chrono::seconds(1));
+        try {
+            m_session.setListener(m_options.forward);
+            break;
+        } catch (const UsageError&) { // a run began again: stop it
+        }
+    }
 }
 
 void ServerImpl::wait()
