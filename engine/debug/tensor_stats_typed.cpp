@@ -111,7 +111,8 @@ Histogram typedHistogram(
                 v = std::log10(std::fabs(v));
             }
             const double b = std::floor((v - lo) * scaleBy);
-            ++h.bins[static_cast<size_t>(std::clamp(b, 0.0, static_cast<double>(bins - 1)))];
+            // NaN (an infinite bound) goes to the first bin, as values below it do.
+            ++h.bins[static_cast<size_t>(b >= 0 ? std::min(b, static_cast<double>(bins - 1)) : 0.0)];
         }
     });
     return h;

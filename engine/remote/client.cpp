@@ -5,6 +5,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <atomic>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -86,7 +87,11 @@ public:
         modelName = reply.model();
     }
 
-    ~ClientImpl() { unsubscribe(); }
+    ~ClientImpl()
+    {
+        std::lock_guard life(lifeMutex);
+        endSubscription();
+    }
 
     void prepare(grpc::ClientContext* c, bool withId) const
     {
@@ -118,13 +123,27 @@ public:
         grpc::ClientContext c;
         prepare(&c, true);
         std::unique_ptr<grpc::ClientReader<pb::TensorChunk>> reader(stub->FetchTensor(&c, ref));
+        // However this ends early (a bad chunk, the progress callback throwing), the call is cancelled.
+        struct Cancel {
+            grpc::ClientContext& c;
+            bool done = false;
+            ~Cancel()
+            {
+                if (!done) c.TryCancel();
+            }
+        } cancel { c };
         pb::TensorChunk chunk;
         Tensor t;
         size_t received = 0, total = 0;
         bool header = false;
         while (reader->Read(&chunk)) {
             if (chunk.has_header()) {
-                t = Tensor(fromProto(chunk.header().shape()), fromProto(chunk.header().dtype()));
+                if (header) throw RemoteError(grpc::StatusCode::DATA_LOSS, "the server sent a second tensor header");
+                try {
+                    t = Tensor(fromProto(chunk.header().shape()), fromProto(chunk.header().dtype()));
+                } catch (const std::exception& e) {
+                    throw RemoteError(grpc::StatusCode::DATA_LOSS, std::string("the server's tensor header: ") + e.what());
+                }
                 total = chunk.total_bytes();
                 if (total != t.bytes())
                     throw RemoteError(grpc::StatusCode::DATA_LOSS, "the server announced " + std::to_string(total)
@@ -132,14 +151,13 @@ public:
                 header = true;
                 continue;
             }
-            if (!header || chunk.offset() != received || chunk.data().size() > total - received) {
-                c.TryCancel();
+            if (!header || chunk.offset() != received || chunk.data().size() > total - received)
                 throw RemoteError(grpc::StatusCode::DATA_LOSS, "the tensor's chunks arrived out of order");
-            }
             std::memcpy(static_cast<char*>(t.raw()) + received, chunk.data().data(), chunk.data().size());
             received += chunk.data().size();
             if (progress) progress(received, total);
         }
+        cancel.done = true;
         const grpc::Status s = reader->Finish();
         if (!s.ok()) throw error("FetchTensor", s);
         if (!header || received != total)
@@ -148,69 +166,106 @@ public:
         return t;
     }
 
+    // One subscription: its call, its reader and the thread reading it, shared with that thread (which
+    // may outlive the client when a listener destroys it from an event).
+    struct Subscription {
+        grpc::ClientContext context;
+        std::unique_ptr<grpc::ClientReader<pb::Event>> reader;
+        std::thread thread;
+    };
+
     void subscribe(RemoteListener* listener)
     {
-        unsubscribe();
-        std::lock_guard lock(subMutex);
-        subContext = std::make_unique<grpc::ClientContext>();
-        prepare(subContext.get(), true);
-        reader = stub->Subscribe(subContext.get(), pb::Empty());
-        subThread = std::thread([this, listener] { readEvents(listener); });
+        std::lock_guard life(lifeMutex);
+        endSubscription();
+        auto sub = std::make_shared<Subscription>();
+        prepare(&sub->context, true);
+        sub->reader = stub->Subscribe(&sub->context, pb::Empty());
+        const std::string address = options.address;
+        sub->thread = std::thread([sub, listener, address] { readEvents(*sub, listener, address); });
+        eventThread = sub->thread.get_id();
+        current = std::move(sub);
     }
 
     void unsubscribe()
     {
-        std::unique_lock lock(subMutex);
-        if (!subThread.joinable()) return;
-        if (std::this_thread::get_id() == subThread.get_id())
+        if (std::this_thread::get_id() == eventThread.load())
             throw UsageError("a RemoteListener cannot end its own subscription (unsubscribe, detach) from an event");
-        subContext->TryCancel();
-        std::thread t = std::move(subThread);
-        lock.unlock();
-        t.join();
-        lock.lock();
-        reader.reset();
-        subContext.reset();
+        std::lock_guard life(lifeMutex);
+        endSubscription();
     }
 
-    void readEvents(RemoteListener* l)
+    // lifeMutex held: tells the server (so that the broken stream is not a client that vanished),
+    // cancels, joins.
+    void endSubscription()
     {
-        pb::Event e;
-        while (reader->Read(&e)) {
+        if (!current) return;
+        std::shared_ptr<Subscription> sub = std::move(current);
+        if (!detached) {
+            grpc::ClientContext c;
+            prepare(&c, true);
+            c.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+            pb::Empty r;
+            (void)stub->Unsubscribe(&c, pb::Empty(), &r); // a server that is gone needs no notice
+        }
+        sub->context.TryCancel();
+        if (sub->thread.get_id() == std::this_thread::get_id())
+            sub->thread.detach(); // destroyed from its own event: it ends by itself
+        else
+            sub->thread.join();
+    }
+
+    static void readEvents(Subscription& sub, RemoteListener* l, const std::string& address)
+    {
+        // A listener's exception is its own: reported nowhere else, never blamed on the server.
+        auto call = [](auto&& f) {
             try {
-                switch (e.what_case()) {
-                case pb::Event::kRunStarted: l->runStarted(e.run_started()); break;
-                case pb::Event::kPaused: l->paused(fromProto(e.paused())); break;
-                case pb::Event::kRunFinished: {
-                    std::vector<OutputInfo> outs;
+                f();
+            } catch (...) {
+            }
+        };
+        pb::Event e;
+        while (sub.reader->Read(&e)) {
+            std::optional<RemotePause> pause;
+            std::vector<OutputInfo> outs;
+            try { // decode first: a malformed event is the server's
+                if (e.what_case() == pb::Event::kPaused) pause = fromProto(e.paused());
+                if (e.what_case() == pb::Event::kRunFinished)
                     for (const pb::TensorInfo& t : e.run_finished().outputs())
                         outs.push_back({ fromProto(t.shape()), fromProto(t.dtype()), fromProto(t.stats()) });
-                    l->runFinished(e.run_finished().run_id(), e.run_finished().stopped(), outs);
-                    break;
-                }
-                case pb::Event::kRunFailed: l->runFailed(e.failed_run_id(), e.run_failed()); break;
-                case pb::Event::kControl: l->controlChanged(fromProto(e.control())); break;
-                case pb::Event::kTrainStep: {
-                    debug::Session::TrainStepResult r;
-                    r.runId = e.train_step().run_id();
-                    r.completed = e.train_step().completed();
-                    r.updated = e.train_step().updated();
-                    r.lossSum = e.train_step().loss_sum();
-                    r.batch = e.train_step().batch();
-                    r.error = e.train_step().error();
-                    l->trainStep(r);
-                    break;
-                }
-                default: break; // a newer server's event: ignored
-                }
-            } catch (const std::exception& ex) { // a malformed event: reported, the stream goes on
-                l->runFailed(0, std::string("malformed event from the server: ") + ex.what());
+            } catch (const std::exception& ex) {
+                const std::string what = std::string("malformed event from the server: ") + ex.what();
+                call([&] { l->runFailed(0, what); });
+                continue;
+            }
+            switch (e.what_case()) {
+            case pb::Event::kRunStarted: call([&] { l->runStarted(e.run_started()); }); break;
+            case pb::Event::kPaused: call([&] { l->paused(*pause); }); break;
+            case pb::Event::kRunFinished:
+                call([&] { l->runFinished(e.run_finished().run_id(), e.run_finished().stopped(), outs); });
+                break;
+            case pb::Event::kRunFailed: call([&] { l->runFailed(e.failed_run_id(), e.run_failed()); }); break;
+            case pb::Event::kControl: call([&] { l->controlChanged(fromProto(e.control())); }); break;
+            case pb::Event::kTrainStep: {
+                debug::Session::TrainStepResult r;
+                r.runId = e.train_step().run_id();
+                r.completed = e.train_step().completed();
+                r.updated = e.train_step().updated();
+                r.lossSum = e.train_step().loss_sum();
+                r.batch = e.train_step().batch();
+                r.error = e.train_step().error();
+                call([&] { l->trainStep(r); });
+                break;
+            }
+            default: break; // a newer server's event: ignored
             }
         }
-        const grpc::Status s = reader->Finish();
-        l->disconnected(s.ok() ? "the server ended the event stream"
-                : s.error_code() == grpc::StatusCode::CANCELLED ? "unsubscribed"
-                                                               : error("Subscribe", s).what());
+        const grpc::Status s = sub.reader->Finish();
+        const std::string why = s.ok() ? "the server ended the event stream"
+            : s.error_code() == grpc::StatusCode::CANCELLED ? "unsubscribed"
+            : s.error_code() == grpc::StatusCode::UNAVAILABLE ? "the server at " + address + " is gone (" + s.error_message() + ")"
+                                                             : s.error_message();
+        call([&] { l->disconnected(why); });
     }
 
     ConnectOptions options;
@@ -220,10 +275,9 @@ public:
     std::string serverName, modelName;
     bool detached = false;
 
-    std::mutex subMutex;
-    std::unique_ptr<grpc::ClientContext> subContext;
-    std::unique_ptr<grpc::ClientReader<pb::Event>> reader;
-    std::thread subThread;
+    std::mutex lifeMutex; // subscribe / unsubscribe, one at a time
+    std::shared_ptr<Subscription> current;
+    std::atomic<std::thread::id> eventThread {}; // the current subscription's (read without the lock)
 };
 
 Client::Client(ConnectOptions options)
@@ -426,7 +480,7 @@ void Client::unsubscribe() { m_impl->unsubscribe(); }
 
 void Client::detach()
 {
-    // Detach before the event stream ends: a stream that breaks first is a client that vanished.
+    // Detach first: the server ends the client's event streams itself.
     pb::Empty r;
     m_impl->detached = true;
     try {

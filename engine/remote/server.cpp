@@ -88,8 +88,11 @@ void ServerImpl::start()
 void ServerImpl::shutdown()
 {
     {
-        std::lock_guard lock(m_mutex);
-        if (m_shutdown) return;
+        std::unique_lock lock(m_mutex);
+        if (m_shutdown) { // another thread shuts down: wait until it is done
+            m_shutdownCv.wait(lock, [&] { return m_shutdownDone; });
+            return;
+        }
         m_shutdown = true;
     }
     m_eventCv.notify_all();
@@ -108,11 +111,18 @@ void ServerImpl::shutdown()
         } catch (const UsageError&) { // a run began again: stop it
         }
     }
+    {
+        std::lock_guard lock(m_mutex);
+        m_shutdownDone = true;
+    }
+    m_shutdownCv.notify_all();
 }
 
 void ServerImpl::wait()
 {
     if (m_server) m_server->Wait();
+    std::unique_lock lock(m_mutex);
+    m_shutdownCv.wait(lock, [&] { return m_shutdownDone || !m_shutdown; });
 }
 
 size_t ServerImpl::clientCount() const
@@ -165,6 +175,7 @@ grpc::Status ServerImpl::admit(grpc::ServerContext* ctx, uint64_t* client, bool 
         }
     }
     bool controlChanged = false;
+    std::string note; // logged after the lock (a log callback may call back)
     {
         std::lock_guard lock(m_mutex);
         auto c = m_clients.find(id);
@@ -175,14 +186,7 @@ grpc::Status ServerImpl::admit(grpc::ServerContext* ctx, uint64_t* client, bool 
         c->second.lastSeen = std::chrono::steady_clock::now();
         *client = id;
         if (control && m_holder != id) {
-            auto h = m_clients.find(m_holder);
-            const bool stale = h != m_clients.end() && h->second.subscriptions == 0
-                && std::chrono::steady_clock::now() - h->second.lastSeen > kStaleHolder;
-            if (stale) {
-                log("client " + std::to_string(m_holder) + " (" + h->second.name + ") went quiet: control is free");
-                m_clients.erase(h);
-                m_holder = 0;
-            }
+            note = freeStaleHolder();
             if (m_holder != 0 || c->second.watchOnly) {
                 const std::string holder = m_holder ? "client " + std::to_string(m_holder) + " ("
                         + m_clients.at(m_holder).name + ") holds control"
@@ -194,8 +198,23 @@ grpc::Status ServerImpl::admit(grpc::ServerContext* ctx, uint64_t* client, bool 
             controlChanged = true;
         }
     }
+    if (!note.empty()) log(note);
     if (controlChanged) broadcastControl();
     return grpc::Status::OK;
+}
+
+std::string ServerImpl::freeStaleHolder()
+{
+    auto h = m_clients.find(m_holder);
+    if (h == m_clients.end()) { // its client is gone
+        m_holder = 0;
+        return {};
+    }
+    if (h->second.subscriptions > 0 || std::chrono::steady_clock::now() - h->second.lastSeen <= kStaleHolder) return {};
+    const std::string note = "client " + std::to_string(m_holder) + " (" + h->second.name + ") went quiet: control is free";
+    m_clients.erase(h);
+    m_holder = 0;
+    return note;
 }
 
 void ServerImpl::controlState(uint64_t client, pb::ControlState* out) const
@@ -239,15 +258,17 @@ void ServerImpl::broadcastControl()
 void ServerImpl::clientVanished(uint64_t client)
 {
     bool wasHolder = false;
+    std::string name;
     {
         std::lock_guard lock(m_mutex);
         auto c = m_clients.find(client);
-        if (c == m_clients.end() || c->second.subscriptions > 0) return;
-        log("client " + std::to_string(client) + " (" + c->second.name + ") vanished");
+        if (m_shutdown || c == m_clients.end() || c->second.subscriptions > 0) return;
+        name = c->second.name;
         m_clients.erase(c);
         wasHolder = m_holder == client;
         if (wasHolder) m_holder = 0;
     }
+    log("client " + std::to_string(client) + " (" + name + ") vanished");
     if (!wasHolder) return;
     broadcastControl();
     if (m_options.onDetach == OnDetach::Continue && m_session.isPaused()) m_session.continueRun();

@@ -40,6 +40,7 @@ public:
     // The calls (service.cpp).
     grpc::Status Hello(grpc::ServerContext*, const pb::HelloRequest*, pb::HelloReply*) override;
     grpc::Status Detach(grpc::ServerContext*, const pb::Empty*, pb::Empty*) override;
+    grpc::Status Unsubscribe(grpc::ServerContext*, const pb::Empty*, pb::Empty*) override;
     grpc::Status Control(grpc::ServerContext*, const pb::ControlRequest*, pb::ControlState*) override;
     grpc::Status GetModel(grpc::ServerContext*, const pb::Empty*, pb::ModelInfo*) override;
     grpc::Status GetState(grpc::ServerContext*, const pb::Empty*, pb::SessionState*) override;
@@ -63,12 +64,14 @@ private:
         std::string peer;
         bool watchOnly = false;
         int subscriptions = 0;
+        int closing = 0; ///< streams the client said it ends (Unsubscribe): not a vanishing
         std::chrono::steady_clock::time_point lastSeen;
     };
     struct Subscriber {
         uint64_t client = 0;
         std::deque<std::shared_ptr<const pb::Event>> queue;
         bool overflow = false;
+        bool ended = false; ///< its client detached: end the stream
     };
 
     /// The token, then the client id; with `control`, that the client holds control (given to it
@@ -80,6 +83,9 @@ private:
     void broadcastControl(); // m_mutex not held
     /// The client's event stream broke without a Detach: forget it, apply the detach policy.
     void clientVanished(uint64_t client);
+    /// Frees control from a holder that is gone or has been silent without an event stream for
+    /// 30 s (m_mutex held); what to log, or empty.
+    std::string freeStaleHolder();
     /// A tensor by name (the session: paused node or record) or an output of the last run.
     std::optional<Tensor> findTensor(const pb::TensorRef& ref, std::string* what) const;
     void log(const std::string& message) const;
@@ -97,6 +103,8 @@ private:
     uint64_t m_holder = 0;
     std::list<std::shared_ptr<Subscriber>> m_subscribers;
     bool m_shutdown = false;
+    bool m_shutdownDone = false;
+    std::condition_variable m_shutdownCv;
     uint64_t m_outputsRun = 0;
     std::vector<Tensor> m_outputs; // of the last finished run
 };

@@ -2,6 +2,8 @@
 // (token, id, control), answers from the session, and turns the engine's errors into statuses.
 
 #include "core/error.h"
+
+#include <cmath>
 #include "remote/protocol.h"
 #include "remote/server_impl.h"
 
@@ -79,14 +81,31 @@ Status ServerImpl::Detach(grpc::ServerContext* ctx, const pb::Empty*, pb::Empty*
     uint64_t id = 0;
     if (Status s = admit(ctx, &id, false); !s.ok()) return s;
     bool wasHolder = false;
+    std::string name;
     {
         std::lock_guard lock(m_mutex);
-        log("client " + std::to_string(id) + " (" + m_clients.at(id).name + ") detached");
-        m_clients.erase(id);
+        auto c = m_clients.find(id);
+        if (c == m_clients.end()) return { StatusCode::FAILED_PRECONDITION, "client " + std::to_string(id) + " has gone" };
+        name = c->second.name;
+        m_clients.erase(c);
+        for (const auto& sub : m_subscribers)
+            if (sub->client == id) sub->ended = true; // its streams end; not a vanishing
         wasHolder = m_holder == id;
         if (wasHolder) m_holder = 0;
     }
+    m_eventCv.notify_all();
+    log("client " + std::to_string(id) + " (" + name + ") detached");
     if (wasHolder) broadcastControl();
+    return Status::OK;
+}
+
+Status ServerImpl::Unsubscribe(grpc::ServerContext* ctx, const pb::Empty*, pb::Empty*)
+{
+    uint64_t id = 0;
+    if (Status s = admit(ctx, &id, false); !s.ok()) return s;
+    std::lock_guard lock(m_mutex);
+    if (auto c = m_clients.find(id); c != m_clients.end() && c->second.closing < c->second.subscriptions)
+        c->second.closing++;
     return Status::OK;
 }
 
@@ -95,19 +114,25 @@ Status ServerImpl::Control(grpc::ServerContext* ctx, const pb::ControlRequest* r
     uint64_t id = 0;
     if (Status s = admit(ctx, &id, false); !s.ok()) return s;
     bool changed = false;
+    std::string note;
     {
         std::lock_guard lock(m_mutex);
+        auto self = m_clients.find(id);
+        if (self == m_clients.end()) return { StatusCode::FAILED_PRECONDITION, "client " + std::to_string(id) + " has gone" };
         switch (req->action()) {
         case pb::ControlRequest::QUERY:
             break;
         case pb::ControlRequest::TAKE:
-            if (m_holder != id && m_holder != 0)
+            if (m_holder != id) note = freeStaleHolder();
+            if (m_holder != id && m_holder != 0) {
+                auto h = m_clients.find(m_holder);
                 return { StatusCode::PERMISSION_DENIED,
-                    "client " + std::to_string(m_holder) + " (" + m_clients.at(m_holder).name
+                    "client " + std::to_string(m_holder) + " (" + (h != m_clients.end() ? h->second.name : std::string())
                         + ") holds control: it must release it or hand it over" };
+            }
             changed = m_holder != id;
             m_holder = id;
-            m_clients.at(id).watchOnly = false;
+            self->second.watchOnly = false;
             break;
         case pb::ControlRequest::RELEASE:
             if (m_holder == id) {
@@ -115,20 +140,23 @@ Status ServerImpl::Control(grpc::ServerContext* ctx, const pb::ControlRequest* r
                 changed = true;
             }
             break;
-        case pb::ControlRequest::HAND_OVER:
+        case pb::ControlRequest::HAND_OVER: {
             if (m_holder != id)
                 return { StatusCode::PERMISSION_DENIED, "only the client holding control can hand it over" };
-            if (!m_clients.count(req->to_client()))
+            auto to = m_clients.find(req->to_client());
+            if (to == m_clients.end())
                 return { StatusCode::NOT_FOUND, "no client " + std::to_string(req->to_client()) + " is attached" };
-            m_holder = req->to_client();
-            m_clients.at(m_holder).watchOnly = false;
+            m_holder = to->first;
+            to->second.watchOnly = false;
             changed = m_holder != id;
             break;
+        }
         default:
             return { StatusCode::INVALID_ARGUMENT, "unknown control action " + std::to_string(static_cast<int>(req->action())) };
         }
         controlState(id, reply);
     }
+    if (!note.empty()) log(note);
     if (changed) broadcastControl();
     return Status::OK;
 }
@@ -167,57 +195,75 @@ Status ServerImpl::Subscribe(grpc::ServerContext* ctx, const pb::Empty*, grpc::S
     if (Status s = admit(ctx, &id, false); !s.ok()) return s;
     auto sub = std::make_shared<Subscriber>();
     sub->client = id;
+    std::shared_ptr<pb::Event> current; // the pause going on, first (its statistics computed unlocked)
+    if (std::shared_ptr<const PauseEvent> p = m_session.currentPause()) {
+        current = std::make_shared<pb::Event>();
+        remote::toProto(*p, current->mutable_paused());
+    }
     {
         std::lock_guard lock(m_mutex);
-        m_clients.at(id).subscriptions++;
+        auto c = m_clients.find(id);
+        if (c == m_clients.end()) return { StatusCode::FAILED_PRECONDITION, "client " + std::to_string(id) + " has gone" };
+        c->second.subscriptions++;
         m_subscribers.push_back(sub);
-        if (std::shared_ptr<const PauseEvent> p = m_session.currentPause()) {
-            auto e = std::make_shared<pb::Event>();
-            remote::toProto(*p, e->mutable_paused());
-            sub->queue.push_back(std::move(e));
-        }
+        if (current) sub->queue.push_back(std::move(current));
     }
+    // Out of the list and the count however the stream ends.
+    bool cancelled = false, closing = false;
+    struct Leave {
+        ServerImpl& s;
+        const std::shared_ptr<Subscriber>& sub;
+        uint64_t id;
+        bool& closing;
+        ~Leave()
+        {
+            std::lock_guard lock(s.m_mutex);
+            s.m_subscribers.remove(sub);
+            if (auto c = s.m_clients.find(id); c != s.m_clients.end()) {
+                c->second.subscriptions--;
+                if (c->second.closing > 0) {
+                    c->second.closing--;
+                    closing = true;
+                }
+            } else {
+                closing = true; // detached: nothing to forget
+            }
+        }
+    };
     uint64_t sequence = 0;
     Status result = Status::OK;
-    bool cancelled = false;
-    for (;;) {
-        std::shared_ptr<const pb::Event> event;
-        {
-            std::unique_lock lock(m_mutex);
-            m_eventCv.wait_for(lock, std::chrono::milliseconds(100),
-                [&] { return m_shutdown || !sub->queue.empty() || sub->overflow; });
-            if (m_shutdown) break;
-            if (sub->overflow) {
-                result = { StatusCode::RESOURCE_EXHAUSTED, "the client fell more than 4096 events behind" };
+    {
+        Leave leave { *this, sub, id, closing };
+        for (;;) {
+            std::shared_ptr<const pb::Event> event;
+            {
+                std::unique_lock lock(m_mutex);
+                m_eventCv.wait_for(lock, std::chrono::milliseconds(100),
+                    [&] { return m_shutdown || sub->ended || !sub->queue.empty() || sub->overflow; });
+                if (m_shutdown || sub->ended) break;
+                if (sub->overflow) {
+                    result = { StatusCode::RESOURCE_EXHAUSTED, "the client fell more than 4096 events behind" };
+                    break;
+                }
+                if (!sub->queue.empty()) {
+                    event = std::move(sub->queue.front());
+                    sub->queue.pop_front();
+                }
+            }
+            if (ctx->IsCancelled()) {
+                cancelled = true;
                 break;
             }
-            if (!sub->queue.empty()) {
-                event = std::move(sub->queue.front());
-                sub->queue.pop_front();
+            if (!event) continue;
+            pb::Event out = *event;
+            out.set_sequence(++sequence);
+            if (!writer->Write(out)) {
+                cancelled = true;
+                break;
             }
         }
-        if (ctx->IsCancelled()) {
-            cancelled = true;
-            break;
-        }
-        if (!event) continue;
-        pb::Event out = *event;
-        out.set_sequence(++sequence);
-        if (!writer->Write(out)) {
-            cancelled = true;
-            break;
-        }
     }
-    bool known = false;
-    {
-        std::lock_guard lock(m_mutex);
-        m_subscribers.remove(sub);
-        if (auto c = m_clients.find(id); c != m_clients.end()) {
-            c->second.subscriptions--;
-            known = true;
-        }
-    }
-    if (cancelled && known) clientVanished(id);
+    if (cancelled && !closing) clientVanished(id);
     return result;
 }
 
@@ -288,7 +334,9 @@ Status ServerImpl::AddBreakpoint(grpc::ServerContext* ctx, const pb::Breakpoint*
         Breakpoint b = remote::fromProto(*req);
         b.hitCount = 0;
         const int bid = m_session.addBreakpoint(b);
-        remote::toProto(*m_session.breakpoint(bid), reply);
+        b.id = bid;
+        const std::optional<Breakpoint> added = m_session.breakpoint(bid);
+        remote::toProto(added ? *added : b, reply); // (removed already by a concurrent call: as added)
         return Status::OK;
     });
 }
@@ -338,6 +386,8 @@ Status ServerImpl::GetSummary(grpc::ServerContext* ctx, const pb::SummaryRequest
         std::string what;
         std::optional<Tensor> t = findTensor(req->tensor(), &what);
         if (!t) return notFound(what);
+        if (!std::isfinite(req->lo()) || !std::isfinite(req->hi()))
+            return Status { StatusCode::INVALID_ARGUMENT, "a histogram's range must be finite" };
         if (req->bins() < 0 || req->bins() > 65536)
             return Status { StatusCode::INVALID_ARGUMENT, "histogram bins " + std::to_string(req->bins()) + " (0 to 65536)" };
         const TensorStats stats = computeStats(t->view());
@@ -362,16 +412,29 @@ Status ServerImpl::GetSlice(grpc::ServerContext* ctx, const pb::SliceRequest* re
         SliceRequest r;
         r.index.assign(req->index().begin(), req->index().end());
         r.rowBegin = req->row_begin();
-        r.rowCount = req->row_count();
+        r.rowCount = req->row_count() == 0 ? -1 : req->row_count();
         r.colBegin = req->col_begin();
-        r.colCount = req->col_count();
+        r.colCount = req->col_count() == 0 ? -1 : req->col_count();
         if (r.rowCount < -1 || r.colCount < -1 || r.rowBegin < 0 || r.colBegin < 0)
             return Status { StatusCode::OUT_OF_RANGE, what + ": a negative row or column" };
+        // At most rows × cols values, and never more than the tensor has: refused before it is built.
+        constexpr int64_t kMaxValues = (int64_t(remote::kMaxReplyBytes) - 1024) / int64_t(sizeof(double));
+        int64_t bound = t->size();
+        if (r.rowCount >= 0 && r.colCount >= 0 && (r.colCount == 0 || r.rowCount <= kMaxValues / std::max<int64_t>(r.colCount, 1)))
+            bound = std::min(bound, r.rowCount * r.colCount);
+        if (bound > kMaxValues) {
+            // The window may still be small: its rows and columns are the tensor's last two axes.
+            const int64_t cols = t->ndim() >= 1 ? t->shape().dim(-1) : 1;
+            const int64_t rows = t->ndim() >= 2 ? t->shape().dim(-2) : 1;
+            const int64_t wr = r.rowCount >= 0 ? std::min(r.rowCount, rows) : rows;
+            const int64_t wc = r.colCount >= 0 ? std::min(r.colCount, cols) : cols;
+            if (wc > 0 && wr > kMaxValues / wc)
+                return Status { StatusCode::RESOURCE_EXHAUSTED,
+                    what + ": a slice of " + std::to_string(wr) + "x" + std::to_string(wc)
+                        + " values is above the reply limit; ask for fewer rows or columns, or FetchTensor" };
+        }
         try {
             const TensorSlice slice = sliceOf(t->view(), r);
-            if (slice.values.size() * sizeof(double) > size_t(remote::kMaxReplyBytes) - 1024)
-                return Status { StatusCode::RESOURCE_EXHAUSTED,
-                    what + ": a slice of " + std::to_string(slice.values.size()) + " values; ask for fewer rows or columns, or FetchTensor" };
             remote::toProto(slice, reply);
         } catch (const UsageError& e) {
             return Status { StatusCode::OUT_OF_RANGE, what + ": " + e.what() };

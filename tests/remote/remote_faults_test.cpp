@@ -126,15 +126,20 @@ TEST(RemoteFaults, TheDetachPolicyAppliesWhenTheClientInControlVanishes)
         debug::ServeOptions o;
         o.onDetach = policy;
         ServedSample served("mlp", o);
-        debug::test::Recorder forward; // the server forwards the session's events
         {
-            EventRecorder events;
             Client c(served.connect("vanishing"));
-            c.subscribe(&events);
+            // Its event stream, opened by hand so that it can break without the Unsubscribe notice.
+            auto stub = rawStub(served.server->address());
+            grpc::ClientContext ctx;
+            ctx.AddMetadata(kClientIdKey, std::to_string(c.clientId()));
+            std::unique_ptr<grpc::ClientReader<pb::Event>> stream = stub->Subscribe(&ctx, pb::Empty());
             c.start(debug::StartMode::PauseAtEntry);
-            ASSERT_TRUE(events.waitPauses(1));
-            c.unsubscribe(); // the stream breaks without a Detach: the client vanished
-            ASSERT_TRUE(events.waitFor([&] { return !events.gone.empty(); }));
+            pb::Event e;
+            do {
+                ASSERT_TRUE(stream->Read(&e));
+            } while (!e.has_paused());
+            ctx.TryCancel(); // the stream breaks: the client vanished
+            (void)stream->Finish();
             const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
             while (served.server->clientCount() > 0 && std::chrono::steady_clock::now() < deadline)
                 std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -153,6 +158,27 @@ TEST(RemoteFaults, TheDetachPolicyAppliesWhenTheClientInControlVanishes)
         }
         EXPECT_EQ(served.server->clientCount(), 0u);
     }
+}
+
+TEST(RemoteFaults, UnsubscribingOrDetachingIsNotVanishing)
+{
+    Watchdog dog("unsubscribe");
+    debug::ServeOptions o;
+    o.onDetach = debug::OnDetach::Continue;
+    ServedSample served("mlp", o);
+    EventRecorder events, again;
+    Client c(served.connect());
+    c.subscribe(&events);
+    c.start(debug::StartMode::PauseAtEntry);
+    ASSERT_TRUE(events.waitPauses(1));
+    c.unsubscribe();
+    c.subscribe(&again); // a new subscription replaces none and sees the pause going on
+    ASSERT_TRUE(again.waitPauses(1));
+    EXPECT_TRUE(served.session.isPaused()) << "an unsubscribe applied the detach policy";
+    EXPECT_TRUE(c.control().youHold);
+    c.detach();
+    EXPECT_TRUE(served.session.isPaused()) << "a detach applied the detach policy";
+    EXPECT_EQ(served.server->clientCount(), 0u);
 }
 
 TEST(RemoteFaults, AThousandRapidCommandsLeaveTheServerConsistent)

@@ -5,6 +5,7 @@
 
 #include "debug/tensor_stats.h"
 
+#include <cmath>
 #include <cstring>
 #include <grpcpp/grpcpp.h>
 
@@ -187,6 +188,9 @@ TEST(RemoteSession, SummariesSlicesAndTheRecordMatchTheLocalSession)
     } catch (const RemoteError& e) {
         EXPECT_EQ(e.code(), grpc::StatusCode::OUT_OF_RANGE) << e.what();
     }
+    // A histogram over an infinite range is refused (it once sent a NaN bin index out of bounds).
+    EXPECT_EQ(codeOf([&] { c.summary(name, 64, debug::HistogramScale::Linear, -INFINITY, 1); }),
+        grpc::StatusCode::INVALID_ARGUMENT);
     try {
         c.fetchOutput(5);
         FAIL();
