@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstring>
 #include <fstream>
+#include <future>
 #include <sstream>
 
 namespace opscope::remote {
@@ -182,7 +183,16 @@ public:
         prepare(&sub->context, true);
         sub->reader = stub->Subscribe(&sub->context, pb::Empty());
         const std::string address = options.address;
-        sub->thread = std::thread([sub, listener, address] { readEvents(*sub, listener, address); });
+        // The server answers once it has registered the stream: from then on no event is missed
+        // (a run started right after subscribe() is heard from its start).
+        auto registered = std::make_shared<std::promise<void>>();
+        std::future<void> ready = registered->get_future();
+        sub->thread = std::thread([sub, listener, address, registered] {
+            sub->reader->WaitForInitialMetadata();
+            registered->set_value();
+            readEvents(*sub, listener, address);
+        });
+        (void)ready.wait_for(options.connectTimeout); // a server that does not answer: its events come when they come
         eventThread = sub->thread.get_id();
         current = std::move(sub);
     }

@@ -139,6 +139,8 @@ public:
 
     /// Starts the event thread (one subscription at a time; a second call replaces the first). The
     /// listener must outlive the subscription: unsubscribe(), detach() or the client's destructor.
+    /// Returns once the server has registered the stream (or after the connect timeout): a run
+    /// started afterwards is heard from its start.
     void subscribe(RemoteListener* listener);
     void unsubscribe();
     /// Gives up control and leaves the server running; the client cannot be used afterwards.

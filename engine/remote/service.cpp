@@ -3,6 +3,7 @@
 
 #include "core/error.h"
 
+#include <algorithm>
 #include <cmath>
 #include "remote/protocol.h"
 #include "remote/server_impl.h"
@@ -195,18 +196,12 @@ Status ServerImpl::Subscribe(grpc::ServerContext* ctx, const pb::Empty*, grpc::S
     if (Status s = admit(ctx, &id, false); !s.ok()) return s;
     auto sub = std::make_shared<Subscriber>();
     sub->client = id;
-    std::shared_ptr<pb::Event> current; // the pause going on, first (its statistics computed unlocked)
-    if (std::shared_ptr<const PauseEvent> p = m_session.currentPause()) {
-        current = std::make_shared<pb::Event>();
-        remote::toProto(*p, current->mutable_paused());
-    }
     {
         std::lock_guard lock(m_mutex);
         auto c = m_clients.find(id);
         if (c == m_clients.end()) return { StatusCode::FAILED_PRECONDITION, "client " + std::to_string(id) + " has gone" };
         c->second.subscriptions++;
         m_subscribers.push_back(sub);
-        if (current) sub->queue.push_back(std::move(current));
     }
     // Out of the list and the count however the stream ends.
     bool cancelled = false, closing = false;
@@ -234,6 +229,20 @@ Status ServerImpl::Subscribe(grpc::ServerContext* ctx, const pb::Empty*, grpc::S
     Status result = Status::OK;
     {
         Leave leave { *this, sub, id, closing };
+        // Registered before the pause going on is read: a pause after this is in the queue, one before
+        // it is the current one (the gate holds it before listeners hear of it). It goes first, once.
+        if (std::shared_ptr<const PauseEvent> p = m_session.currentPause()) {
+            auto current = std::make_shared<pb::Event>();
+            remote::toProto(*p, current->mutable_paused()); // statistics computed unlocked
+            std::lock_guard lock(m_mutex);
+            const bool queued = std::any_of(sub->queue.begin(), sub->queue.end(), [&](const auto& e) {
+                return e->what_case() == pb::Event::kPaused && e->paused().run_id() == p->runId
+                    && e->paused().sequence() == p->sequence;
+            });
+            if (!queued) sub->queue.push_front(std::move(current));
+        }
+        // The client's subscribe() returns on this: events of anything it starts afterwards reach it.
+        writer->SendInitialMetadata();
         for (;;) {
             std::shared_ptr<const pb::Event> event;
             {

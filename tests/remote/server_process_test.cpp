@@ -101,6 +101,7 @@ std::string fileText(const fs::path& p)
 
 TEST(ServerProcess, InfoAndRunOverConnectPrintWhatALocalRunPrints)
 {
+    Watchdog dog("info and run over --connect", std::chrono::seconds(200));
     ServerProcess server({ "sample:lenet" });
     ASSERT_FALSE(server.address().empty()) << server.firstLine() << server.errors();
     EXPECT_TRUE(debug::isLoopback(server.address()));
@@ -144,6 +145,7 @@ TEST(ServerProcess, InfoAndRunOverConnectPrintWhatALocalRunPrints)
 
 TEST(ServerProcess, ARefusedConnectionOrTokenExitsFiveWithTheReason)
 {
+    Watchdog dog("refused connections", std::chrono::seconds(120));
     const fs::path dir = opscope::test::tempDir("remote_token");
     const fs::path token = dir / "token";
     ServerProcess server({ "sample:mlp", "--listen", "0.0.0.0:0", "--token-file", token.string() });
@@ -236,6 +238,7 @@ TEST(ServerProcess, ATrainingLoopServedPausesAtABackwardBreakpointUntilContinued
 
 TEST(ServerProcess, EverySampleDescribesAndRunsOverConnectAsLocally)
 {
+    Watchdog dog("every sample over --connect", std::chrono::seconds(240));
     // ONNX graphs too: their nodes travel as ONNX operators (symbol JSON with `__domain__`).
     for (const std::string sample : { "mlp", "mini-resnet", "tiny-transformer", "onnx-cnn", "onnx-transformer" }) {
         ServerProcess server({ "sample:" + sample });
