@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "debug/breakpoint.h"
+#include "debug/engine.h"
 #include "debug/model_description.h"
 #include "debug/run_record.h"
 #include "debug/session.h"
@@ -41,25 +42,8 @@ struct ConnectOptions {
     std::chrono::milliseconds connectTimeout { 5000 };
 };
 
-/// Who attached, and who holds control.
-struct ControlInfo {
-    uint64_t holder = 0;
-    std::string holderName;
-    bool youHold = false;
-    struct Attached {
-        uint64_t id = 0;
-        std::string name, peer;
-        bool subscribed = false;
-    };
-    std::vector<Attached> clients;
-};
-
-/// An output of a finished run, as the event tells it (fetch the values with fetchOutput).
-struct OutputInfo {
-    Shape shape;
-    DType dtype = DType::Float32;
-    debug::TensorStats stats;
-};
+using ControlInfo = debug::ControlInfo;
+using OutputInfo = debug::OutputInfo;
 
 /// What a server's session reports, on the client's event thread (one at a time, in order).
 class RemoteListener {

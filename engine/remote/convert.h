@@ -3,6 +3,7 @@
 // Between the engine's debugging types and the wire protocol's messages.
 
 #include "debug/breakpoint.h"
+#include "debug/engine.h"
 #include "debug/model_description.h"
 #include "debug/pause_event.h"
 #include "debug/run_record.h"
@@ -37,12 +38,7 @@ void toProto(const debug::PauseEvent& e, pb::Pause* out);
 
 /// A pause as a client sees it: the event without tensor values, and per tensor its shape, type
 /// and statistics (fetch the values by name).
-struct RemotePause {
-    debug::PauseEvent event;
-    std::vector<Shape> shapes;
-    std::vector<DType> dtypes;
-    std::vector<debug::TensorStats> stats;
-};
+using RemotePause = debug::PauseReport;
 RemotePause fromProto(const pb::Pause& p);
 
 void toProto(const debug::RunRecord& r, pb::Record* out);

@@ -41,7 +41,7 @@ MainWindow::MainWindow(const AppOptions& options, QWidget* parent)
     : QMainWindow(parent)
     , m_options(options)
     , m_controller(new SessionController(this))
-    , m_breakpoints(new BreakpointModel(&m_controller->session(), this))
+    , m_breakpoints(new BreakpointModel(&m_controller->engine(), this))
 {
     setWindowTitle(QStringLiteral("opscope"));
     setWindowIcon(makeIcon(IconKind::App));

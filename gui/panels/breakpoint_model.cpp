@@ -8,11 +8,11 @@ namespace opscope::gui {
 using debug::Breakpoint;
 using debug::Condition;
 
-BreakpointModel::BreakpointModel(debug::Session* session, QObject* parent)
+BreakpointModel::BreakpointModel(debug::Engine* engine, QObject* parent)
     : QAbstractTableModel(parent)
-    , m_session(session)
+    , m_engine(engine)
 {
-    m_rows = m_session->breakpoints();
+    m_rows = m_engine->breakpoints();
 }
 
 int BreakpointModel::rowCount(const QModelIndex& parent) const
@@ -76,7 +76,7 @@ bool BreakpointModel::setData(const QModelIndex& index, const QVariant& value, i
         if (!ok || n < 0) return false;
         Breakpoint changed = b;
         changed.ignoreCount = n;
-        m_session->updateBreakpoint(b.id, changed);
+        m_engine->updateBreakpoint(b.id, changed);
         refresh();
         Q_EMIT breakpointsChanged();
         return true;
@@ -115,7 +115,7 @@ Qt::ItemFlags BreakpointModel::flags(const QModelIndex& index) const
 
 int BreakpointModel::add(const Breakpoint& b)
 {
-    const int id = m_session->addBreakpoint(b);
+    const int id = m_engine->addBreakpoint(b);
     refresh();
     Q_EMIT breakpointsChanged();
     return id;
@@ -123,7 +123,7 @@ int BreakpointModel::add(const Breakpoint& b)
 
 bool BreakpointModel::remove(int id)
 {
-    if (!m_session->removeBreakpoint(id)) return false;
+    if (!m_engine->removeBreakpoint(id)) return false;
     refresh();
     Q_EMIT breakpointsChanged();
     return true;
@@ -131,7 +131,7 @@ bool BreakpointModel::remove(int id)
 
 void BreakpointModel::clear()
 {
-    m_session->clearBreakpoints();
+    m_engine->clearBreakpoints();
     refresh();
     Q_EMIT breakpointsChanged();
 }
@@ -174,7 +174,7 @@ int BreakpointModel::toggleNode(const QString& node, OpPhase phase)
 
 bool BreakpointModel::setEnabled(int id, bool enabled)
 {
-    if (!m_session->setBreakpointEnabled(id, enabled)) return false;
+    if (!m_engine->setBreakpointEnabled(id, enabled)) return false;
     refresh();
     Q_EMIT breakpointsChanged();
     return true;
@@ -182,7 +182,7 @@ bool BreakpointModel::setEnabled(int id, bool enabled)
 
 bool BreakpointModel::setCondition(int id, const QString& text, QString* error)
 {
-    std::optional<Breakpoint> b = m_session->breakpoint(id);
+    std::optional<Breakpoint> b = m_engine->breakpoint(id);
     if (!b) return false;
     try {
         b->condition = text.trimmed().isEmpty() ? Condition::always() : Condition::parse(text.toStdString());
@@ -190,7 +190,7 @@ bool BreakpointModel::setCondition(int id, const QString& text, QString* error)
         if (error) *error = QString::fromStdString(e.what());
         return false;
     }
-    m_session->updateBreakpoint(id, *b);
+    m_engine->updateBreakpoint(id, *b);
     refresh();
     Q_EMIT breakpointsChanged();
     return true;
@@ -215,7 +215,7 @@ void BreakpointModel::setBreakOnNanInf(bool on)
     for (const Breakpoint& b : std::vector<Breakpoint>(m_rows))
         if (b.kind == Breakpoint::Kind::Watch && b.condition.kind == Condition::Kind::NanOrInf
             && !b.condition.gradientsOnly)
-            m_session->removeBreakpoint(b.id);
+            m_engine->removeBreakpoint(b.id);
     refresh();
     Q_EMIT breakpointsChanged();
 }
@@ -229,7 +229,7 @@ int BreakpointModel::rowOf(int id) const
 
 void BreakpointModel::refresh()
 {
-    std::vector<Breakpoint> now = m_session->breakpoints();
+    std::vector<Breakpoint> now = m_engine->breakpoints();
     bool sameIds = now.size() == m_rows.size();
     for (size_t i = 0; sameIds && i < now.size(); ++i)
         sameIds = now[i].id == m_rows[i].id;
@@ -261,7 +261,7 @@ QStringList BreakpointModel::save() const
 
 int BreakpointModel::restore(const QStringList& lines)
 {
-    m_session->clearBreakpoints();
+    m_engine->clearBreakpoints();
     int read = 0;
     for (const QString& line : lines) {
         const QStringList f = line.split(QLatin1Char('\t'));
@@ -284,7 +284,7 @@ int BreakpointModel::restore(const QStringList& lines)
         }
         b.enabled = f[4] != QLatin1String("0");
         b.ignoreCount = f[5].toLongLong();
-        m_session->addBreakpoint(b);
+        m_engine->addBreakpoint(b);
         ++read;
     }
     refresh();

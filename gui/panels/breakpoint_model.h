@@ -1,21 +1,22 @@
 #pragma once
 
-#include "debug/session.h"
+#include "debug/engine.h"
 
 #include <QAbstractTableModel>
 #include <QStringList>
 
 namespace opscope::gui {
 
-/// The breakpoints of a session as a table: enabled (checkable), location, phase, condition
-/// (editable), hits, ignore count (editable). The Session holds the breakpoints; this model
-/// mirrors them, sends every edit to the session, and re-reads hit counts on refresh().
+/// The breakpoints of an engine as a table: enabled (checkable), location, phase, condition
+/// (editable), hits, ignore count (editable). The engine (here or on a server) holds the
+/// breakpoints; this model mirrors them, sends every edit to the engine, and re-reads hit counts on
+/// refresh().
 class BreakpointModel : public QAbstractTableModel {
     Q_OBJECT
 public:
     enum Column { Enabled, Location, Phase, ConditionColumn, Hits, Ignore, ColumnCount };
 
-    explicit BreakpointModel(debug::Session* session, QObject* parent = nullptr);
+    explicit BreakpointModel(debug::Engine* engine, QObject* parent = nullptr);
 
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
@@ -41,7 +42,7 @@ public:
 
     const std::vector<debug::Breakpoint>& breakpoints() const { return m_rows; }
     int rowOf(int id) const;
-    /// Re-reads the session's breakpoints (hit counts change during a run).
+    /// Re-reads the engine's breakpoints (hit counts change during a run).
     void refresh();
     /// The graph the breakpoints are shown against: a breakpoint on one of its variables (an input
     /// or parameter) says that it stops before the first op that reads it.
@@ -61,7 +62,7 @@ private:
     /// "before conv0_fwd, its first reader" for a breakpoint on a variable of the graph, else "".
     QString variableNote(const debug::Breakpoint& b) const;
 
-    debug::Session* m_session;
+    debug::Engine* m_engine;
     std::vector<debug::Breakpoint> m_rows;
     std::shared_ptr<const Graph> m_graph;
 };

@@ -86,6 +86,7 @@ SessionController::SessionController(QObject* parent)
     : QObject(parent)
     , m_listener(std::make_unique<Listener>(this))
     , m_session(std::make_unique<debug::Session>(m_listener.get()))
+    , m_engine(std::make_unique<debug::LocalEngine>(*m_session))
 {
     qRegisterMetaType<ModelInfoPtr>();
     qRegisterMetaType<RunOutcome>();
@@ -97,6 +98,7 @@ SessionController::~SessionController()
 {
     // Ends a paused or running run and joins the worker before the listener goes.
     m_session->stop();
+    m_engine.reset();
     m_session.reset();
 }
 

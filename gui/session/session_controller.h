@@ -1,5 +1,6 @@
 #pragma once
 
+#include "debug/local_engine.h"
 #include "debug/session.h"
 #include "gui/session/model_info.h"
 
@@ -38,6 +39,8 @@ public:
     ~SessionController() override;
 
     debug::Session& session() { return *m_session; }
+    /// The engine the window drives: this process's session (LocalEngine). Breakpoints go through it.
+    debug::Engine& engine() { return *m_engine; }
     State state() const { return m_state; }
     bool isActive() const { return m_state == State::Running || m_state == State::Paused; }
     ModelInfoPtr model() const { return m_model; }
@@ -102,6 +105,7 @@ private:
 
     std::unique_ptr<Listener> m_listener;
     std::unique_ptr<debug::Session> m_session;
+    std::unique_ptr<debug::LocalEngine> m_engine; // over m_session, without a listener of its own
     State m_state = State::Idle;
     ModelInfoPtr m_model;
     QString m_notedSpec; // the model whose notes were given

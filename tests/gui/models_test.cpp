@@ -1,5 +1,6 @@
 // The window's item models under QAbstractItemModelTester, and what they show.
 
+#include "debug/local_engine.h"
 #include "debug/session.h"
 #include "gui/panels/breakpoint_model.h"
 #include "gui/panels/run_record_model.h"
@@ -17,7 +18,8 @@ using debug::Condition;
 TEST(BreakpointModel, MirrorsTheSessionAndPassesTheModelTester)
 {
     debug::Session session;
-    BreakpointModel model(&session);
+    debug::LocalEngine engine(session);
+    BreakpointModel model(&engine);
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
     QSignalSpy changed(&model, &BreakpointModel::breakpointsChanged);
 

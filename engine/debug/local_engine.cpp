@@ -1,0 +1,153 @@
+#include "debug/local_engine.h"
+
+#include "core/error.h"
+
+namespace opscope::debug {
+
+LocalEngine::LocalEngine(Session& session, ModelDescription description)
+    : m_session(session)
+    , m_description(std::move(description))
+{
+}
+
+LocalEngine::~LocalEngine()
+{
+    bool listening = false;
+    {
+        std::lock_guard lock(m_mutex);
+        listening = m_listener != nullptr;
+    }
+    if (listening) {
+        m_session.stop();
+        m_session.waitUntilIdle(std::chrono::seconds(30));
+        m_session.setListener(nullptr);
+    }
+}
+
+void LocalEngine::setDescription(ModelDescription description)
+{
+    std::lock_guard lock(m_mutex);
+    m_description = std::move(description);
+}
+
+ModelDescription LocalEngine::model()
+{
+    ModelDescription d;
+    {
+        std::lock_guard lock(m_mutex);
+        d = m_description;
+    }
+    if (m_session.graph()) {
+        ModelDescription ran = describeSession(m_session, d.source);
+        d.graph = ran.graph;
+        d.shapes = std::move(ran.shapes);
+        if (d.inputs.empty()) d.inputs = std::move(ran.inputs);
+        if (d.parameters.empty()) d.parameters = std::move(ran.parameters);
+    }
+    return d;
+}
+
+void LocalEngine::setListener(EngineListener* listener)
+{
+    // The session's own rule: only while idle; it waits for a finished run's last callback.
+    m_session.setListener(listener ? static_cast<SessionListener*>(this) : nullptr);
+    std::lock_guard lock(m_mutex);
+    m_listener = listener;
+}
+
+uint64_t LocalEngine::start(StartMode mode, bool trainStep)
+{
+    return trainStep ? m_session.startTrainStep(mode) : m_session.start(mode);
+}
+
+std::optional<PauseReport> LocalEngine::currentPause()
+{
+    if (std::shared_ptr<const PauseEvent> p = m_session.currentPause()) return reportOf(*p);
+    return std::nullopt;
+}
+
+std::optional<Session::TensorSummary> LocalEngine::summary(
+    const std::string& tensorName, int bins, HistogramScale scale, double lo, double hi)
+{
+    std::optional<TensorStats> stats = m_session.statsOf(tensorName);
+    std::optional<Histogram> histogram = m_session.histogramOf(tensorName, bins, scale, lo, hi);
+    std::optional<Tensor> t = m_session.tensor(tensorName);
+    if (!stats || !histogram || !t) return std::nullopt;
+    return Session::TensorSummary { t->shape(), *stats, std::move(*histogram) };
+}
+
+std::optional<TensorSlice> LocalEngine::slice(const std::string& tensorName, const SliceRequest& request)
+{
+    return m_session.slice(tensorName, request);
+}
+
+std::optional<Tensor> LocalEngine::fetch(const std::string& tensorName, const Progress& progress)
+{
+    std::optional<Tensor> t = m_session.tensor(tensorName);
+    if (t && progress) progress(t->bytes(), t->bytes());
+    return t;
+}
+
+std::optional<Tensor> LocalEngine::fetchOutput(int index, const Progress& progress)
+{
+    std::lock_guard lock(m_mutex);
+    if (index < 0 || static_cast<size_t>(index) >= m_outputs.size()) return std::nullopt;
+    const Tensor t = m_outputs[static_cast<size_t>(index)];
+    if (progress) progress(t.bytes(), t.bytes());
+    return t;
+}
+
+ControlInfo LocalEngine::control()
+{
+    ControlInfo c;
+    c.holder = 1;
+    c.holderName = "this process";
+    c.youHold = true;
+    c.clients.push_back({ 1, "this process", "in-process", true });
+    return c;
+}
+
+EngineListener* LocalEngine::listener() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_listener;
+}
+
+// The callbacks run on the session's worker, never while setListener changes the listener (the
+// session's setListener waits for them), and call the listener unlocked: it may ask the engine.
+void LocalEngine::runStarted(uint64_t runId)
+{
+    if (EngineListener* l = listener()) l->runStarted(runId);
+}
+
+void LocalEngine::paused(const PauseEvent& event)
+{
+    if (EngineListener* l = listener()) l->paused(reportOf(event));
+}
+
+void LocalEngine::runFinished(uint64_t runId, const std::vector<Tensor>& outputs, const RunRecord& record)
+{
+    {
+        std::lock_guard lock(m_mutex);
+        m_outputs = outputs;
+    }
+    EngineListener* l = listener();
+    if (!l) return;
+    std::vector<OutputInfo> infos;
+    for (const Tensor& t : outputs)
+        infos.push_back({ t.shape(), t.dtype(), computeStats(t.view()) });
+    if (std::optional<Session::TrainStepResult> step = m_session.lastTrainStep(); step && step->runId == runId)
+        l->trainStep(*step);
+    l->runFinished(runId, record.status == RunStatus::Stopped, infos);
+}
+
+void LocalEngine::runFailed(uint64_t runId, const std::string& error)
+{
+    EngineListener* l = listener();
+    if (!l) return;
+    if (std::optional<Session::TrainStepResult> step = m_session.lastTrainStep(); step && step->runId == runId)
+        l->trainStep(*step);
+    l->runFailed(runId, error);
+}
+
+} // namespace opscope::debug

@@ -1,0 +1,72 @@
+#pragma once
+
+// Engine for a session on a server: the same interface as the local one, over a Client.
+
+#include "debug/engine.h"
+#include "remote/client.h"
+
+#include <memory>
+
+namespace opscope::remote {
+
+/// Drives a served session through a Client (owned). What the server refuses for a reason the
+/// local session reports as false or nothing (no run active, an unknown breakpoint, node or tensor)
+/// is reported so here too; anything else (no control, a server gone) throws RemoteError.
+class RemoteEngine : public debug::Engine, private RemoteListener {
+public:
+    /// Connects (throws RemoteError as Client does).
+    explicit RemoteEngine(ConnectOptions options);
+    explicit RemoteEngine(std::unique_ptr<Client> client);
+    ~RemoteEngine() override;
+
+    Client& client() { return *m_client; }
+
+    std::string where() const override { return m_client->options().address; }
+    bool isRemote() const override { return true; }
+    debug::ModelDescription model() override { return m_client->model(); }
+    /// Subscribes to the server's events (null: unsubscribes).
+    void setListener(debug::EngineListener* listener) override;
+
+    debug::SessionOptions options() override { return m_client->state().options; }
+    void setOptions(const debug::SessionOptions& options) override { m_client->setOptions(options); }
+    uint64_t start(debug::StartMode mode, bool trainStep) override { return m_client->start(mode, trainStep); }
+    bool isRunning() override { return m_client->state().running; }
+    uint64_t lastRunId() override { return m_client->state().lastRunId; }
+
+    bool continueRun() override;
+    bool step() override;
+    bool stepOver() override;
+    bool stepOut() override;
+    bool runTo(const std::string& node) override;
+    bool pause() override;
+    bool stop() override;
+
+    int addBreakpoint(const debug::Breakpoint& b) override { return m_client->addBreakpoint(b); }
+    bool updateBreakpoint(int id, const debug::Breakpoint& b) override;
+    bool removeBreakpoint(int id) override;
+    void clearBreakpoints() override { m_client->clearBreakpoints(); }
+    std::vector<debug::Breakpoint> breakpoints() override { return m_client->breakpoints(); }
+
+    std::optional<debug::PauseReport> currentPause() override { return m_client->state().pause; }
+    std::optional<debug::Session::TensorSummary> summary(const std::string& tensorName, int bins,
+        debug::HistogramScale scale, double lo, double hi) override;
+    std::optional<debug::TensorSlice> slice(const std::string& tensorName, const debug::SliceRequest& request) override;
+    std::optional<Tensor> fetch(const std::string& tensorName, const Progress& progress) override;
+    std::optional<Tensor> fetchOutput(int index, const Progress& progress) override;
+    debug::RunRecord record() override { return m_client->record(); }
+    debug::ControlInfo control() override { return m_client->control(); }
+
+private:
+    void runStarted(uint64_t runId) override;
+    void paused(const RemotePause& pause) override;
+    void runFinished(uint64_t runId, bool stopped, const std::vector<OutputInfo>& outputs) override;
+    void runFailed(uint64_t runId, const std::string& error) override;
+    void trainStep(const debug::Session::TrainStepResult& step) override;
+    void controlChanged(const ControlInfo& control) override;
+    void disconnected(const std::string& why) override;
+
+    std::unique_ptr<Client> m_client;
+    debug::EngineListener* m_listener = nullptr; // set while unsubscribed only
+};
+
+} // namespace opscope::remote
