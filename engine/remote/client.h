@@ -45,19 +45,10 @@ struct ConnectOptions {
 using ControlInfo = debug::ControlInfo;
 using OutputInfo = debug::OutputInfo;
 
-/// What a server's session reports, on the client's event thread (one at a time, in order).
-class RemoteListener {
-public:
-    virtual ~RemoteListener() = default;
-    virtual void runStarted(uint64_t runId) { }
-    virtual void paused(const RemotePause& pause) { }
-    virtual void runFinished(uint64_t runId, bool stopped, const std::vector<OutputInfo>& outputs) { }
-    virtual void runFailed(uint64_t runId, const std::string& error) { }
-    virtual void trainStep(const debug::Session::TrainStepResult& step) { }
-    virtual void controlChanged(const ControlInfo& control) { }
-    /// The event stream ended: the server went away or ended it (`why`), or unsubscribe().
-    virtual void disconnected(const std::string& why) { }
-};
+/// What a server's session reports, on the client's event thread (one at a time, in order): the
+/// engine's listener. On a Client's own subscription, `disconnected` comes also after unsubscribe()
+/// (why: "unsubscribed"); RemoteEngine keeps that to itself.
+using RemoteListener = debug::EngineListener;
 
 class ClientImpl;
 

@@ -107,6 +107,10 @@ namespace {
         say("idle commands " + std::to_string(c) + std::to_string(st) + std::to_string(sp));
 
         EngineEvents events;
+        struct Unlisten { // however the script ends, before `events` goes
+            debug::Engine& e;
+            ~Unlisten() { e.setListener(nullptr); }
+        } unlisten { engine };
         engine.setListener(&events);
         const uint64_t run = engine.start(debug::StartMode::Run, false);
         say("run " + std::to_string(run));

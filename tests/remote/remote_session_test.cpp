@@ -238,13 +238,14 @@ TEST(RemoteSession, ARunStartedRightAfterSubscribeIsHeardFromItsStart)
 {
     Watchdog dog("subscribe then start");
     ServedSample served("mlp");
+    EventRecorder first; // outlives `c`, whose event thread calls it
     Client c(served.connect());
     // A new subscription each time, the run started at once: every run's start and end arrive.
     for (int i = 0; i < 25; ++i) {
         EventRecorder events;
         c.subscribe(&events);
         const uint64_t run = c.start();
-        ASSERT_TRUE(events.waitFinished(1)) << "run " << run << " (subscription " << i << ")";
+        EXPECT_TRUE(events.waitFinished(1)) << "run " << run << " (subscription " << i << ")";
         c.unsubscribe();
         std::lock_guard lock(events.mutex);
         EXPECT_EQ(events.started, std::vector<uint64_t> { run });
@@ -252,22 +253,22 @@ TEST(RemoteSession, ARunStartedRightAfterSubscribeIsHeardFromItsStart)
     }
     // A client subscribing during a pause hears that pause first, once.
     c.addBreakpoint(debug::Breakpoint::watch(debug::Condition::parse("absmax>0")));
-    EventRecorder first;
     c.subscribe(&first);
     c.start();
     ASSERT_TRUE(first.waitPauses(1));
     for (int i = 0; i < 10; ++i) {
+        EventRecorder later; // outlives the client whose event thread calls it
         Client watcher(served.connect("watcher"));
-        EventRecorder later;
         watcher.subscribe(&later);
-        ASSERT_TRUE(later.waitPauses(1));
+        EXPECT_TRUE(later.waitPauses(1));
         watcher.unsubscribe();
-        EXPECT_EQ(later.pauses.size(), 1u);
+        std::lock_guard lock(later.mutex);
+        ASSERT_EQ(later.pauses.size(), 1u);
         EXPECT_EQ(later.pauses[0].event.sequence, first.pause(0).event.sequence);
     }
     c.clearBreakpoints();
     c.continueRun();
-    ASSERT_TRUE(first.waitFinished(1));
+    EXPECT_TRUE(first.waitFinished(1));
 }
 
 } // namespace opscope::remote::test
