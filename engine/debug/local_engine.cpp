@@ -128,8 +128,12 @@ void LocalEngine::paused(const PauseEvent& event)
 void LocalEngine::runFinished(uint64_t runId, const std::vector<Tensor>& outputs, const RunRecord& record)
 {
     {
+        // Copies: with static_alloc the next run writes into the same buffers.
+        std::vector<Tensor> copies;
+        for (const Tensor& t : outputs)
+            copies.push_back(t.copy());
         std::lock_guard lock(m_mutex);
-        m_outputs = outputs;
+        m_outputs = std::move(copies);
     }
     EngineListener* l = listener();
     if (!l) return;

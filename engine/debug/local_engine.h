@@ -10,7 +10,7 @@ namespace opscope::debug {
 
 /// Drives a Session (not owned; it must outlive this engine). The engine is the session's listener
 /// while it has one of its own: a pause is reported with every tensor's statistics (computed on the
-/// worker) and its values; the outputs of the last finished run are kept for fetchOutput.
+/// worker) and its values; copies of the outputs of the last finished run are kept for fetchOutput.
 class LocalEngine : public Engine, private SessionListener {
 public:
     /// `description`: the model as the front end loaded it (its source and header lines); the graph

@@ -292,9 +292,12 @@ void ServerImpl::paused(const PauseEvent& event)
 
 void ServerImpl::runFinished(uint64_t runId, const std::vector<Tensor>& outputs, const RunRecord& record)
 {
+    std::vector<Tensor> copies; // with static_alloc the next run writes into the same buffers
+    for (const Tensor& t : outputs)
+        copies.push_back(t.copy());
     {
         std::lock_guard lock(m_mutex);
-        m_outputs = outputs;
+        m_outputs = std::move(copies);
         m_outputsRun = runId;
     }
     auto e = std::make_shared<pb::Event>();

@@ -28,11 +28,13 @@ QString stateName(SessionController::State s)
     return {};
 }
 
-// Runs on the session's worker: copies what it needs and posts it to the controller's thread.
-class SessionController::Listener : public debug::SessionListener {
+// Runs on the engine's thread (the session's worker): copies what it needs and posts it to the
+// controller's thread.
+class SessionController::Listener : public debug::EngineListener {
 public:
-    explicit Listener(SessionController* target)
+    Listener(SessionController* target, debug::Engine& engine)
         : m_target(target)
+        , m_engine(engine)
     {
     }
 
@@ -41,21 +43,22 @@ public:
         post([runId](SessionController* c) { c->onStarted(runId); });
     }
 
-    void paused(const debug::PauseEvent& e) override
+    void paused(const debug::PauseReport& p) override
     {
-        auto event = std::make_shared<const debug::PauseEvent>(e);
+        auto event = std::make_shared<const debug::PauseEvent>(p.event);
         post([event](SessionController* c) { c->onPaused(event); });
     }
 
-    void runFinished(uint64_t runId, const std::vector<Tensor>& outputs, const debug::RunRecord& record) override
+    void runFinished(uint64_t runId, bool stopped, const std::vector<debug::OutputInfo>& outputs) override
     {
         RunOutcome o;
         o.runId = runId;
-        o.stopped = record.status == RunStatus::Stopped;
-        // With static_alloc the next run writes into the same buffers: keep copies.
-        for (const Tensor& t : outputs)
-            o.outputs.push_back(t.copy());
-        o.record = std::make_shared<const debug::RunRecord>(record);
+        o.stopped = stopped;
+        // The engine keeps copies (with static_alloc the next run reuses the buffers).
+        for (size_t i = 0; i < outputs.size(); ++i)
+            if (std::optional<Tensor> t = m_engine.fetchOutput(static_cast<int>(i)))
+                o.outputs.push_back(*t);
+        o.record = std::make_shared<const debug::RunRecord>(m_engine.record());
         post([o = std::move(o)](SessionController* c) mutable { c->onFinished(o.runId, std::move(o)); });
     }
 
@@ -80,14 +83,16 @@ private:
     }
 
     SessionController* m_target;
+    debug::Engine& m_engine;
 };
 
 SessionController::SessionController(QObject* parent)
     : QObject(parent)
-    , m_listener(std::make_unique<Listener>(this))
-    , m_session(std::make_unique<debug::Session>(m_listener.get()))
+    , m_session(std::make_unique<debug::Session>())
     , m_engine(std::make_unique<debug::LocalEngine>(*m_session))
+    , m_listener(std::make_unique<Listener>(this, *m_engine))
 {
+    m_engine->setListener(m_listener.get());
     qRegisterMetaType<ModelInfoPtr>();
     qRegisterMetaType<RunOutcome>();
     qRegisterMetaType<std::shared_ptr<const debug::PauseEvent>>();
@@ -224,7 +229,7 @@ bool SessionController::start(const std::vector<Tensor>& inputs, bool pauseAtEnt
         }
         m_pause.reset();
         m_clock.start();
-        m_runId = m_session->start(pauseAtEntry ? debug::StartMode::PauseAtEntry : debug::StartMode::Run);
+        m_runId = m_engine->start(pauseAtEntry ? debug::StartMode::PauseAtEntry : debug::StartMode::Run, false);
     } catch (const std::exception& e) {
         m_lastError = QString::fromStdString(e.what());
         return false;
@@ -246,52 +251,52 @@ bool SessionController::command(bool ok)
 
 bool SessionController::continueRun()
 {
-    return command(m_session->continueRun());
+    return command(m_engine->continueRun());
 }
 bool SessionController::step()
 {
-    return command(m_session->step());
+    return command(m_engine->step());
 }
 bool SessionController::stepOver()
 {
-    return command(m_session->stepOver());
+    return command(m_engine->stepOver());
 }
 bool SessionController::stepOut()
 {
-    return command(m_session->stepOut());
+    return command(m_engine->stepOut());
 }
 bool SessionController::runTo(const QString& node)
 {
-    return command(m_session->runTo(node.toStdString()));
+    return command(m_engine->runTo(node.toStdString()));
 }
 bool SessionController::pause()
 {
-    return m_session->pause();
+    return m_engine->pause();
 }
 bool SessionController::stop()
 {
-    return m_session->stop();
+    return m_engine->stop();
 }
 
 bool SessionController::stopAndWait(int timeoutMs)
 {
-    m_session->stop();
+    m_engine->stop();
     return m_session->waitUntilIdle(std::chrono::milliseconds(timeoutMs));
 }
 
 void SessionController::setRecordLevel(debug::RecordLevel level)
 {
     m_recordLevel = level;
-    debug::SessionOptions o = m_session->options();
+    debug::SessionOptions o = m_engine->options();
     o.record = level;
-    m_session->setOptions(o);
+    m_engine->setOptions(o);
 }
 
 void SessionController::setReference(std::shared_ptr<const debug::RecordedRun> reference)
 {
-    debug::SessionOptions o = m_session->options();
+    debug::SessionOptions o = m_engine->options();
     o.reference = std::move(reference);
-    m_session->setOptions(o);
+    m_engine->setOptions(o);
 }
 
 void SessionController::onStarted(quint64 runId)
@@ -329,7 +334,7 @@ void SessionController::onFailed(quint64 runId, const QString& error)
     if (runId != m_runId) return;
     m_pause.reset();
     m_lastError = error;
-    m_lastRecord = std::make_shared<const debug::RunRecord>(m_session->record());
+    m_lastRecord = std::make_shared<const debug::RunRecord>(m_engine->record());
     setState(State::Failed);
     Q_EMIT runFailed(error);
 }

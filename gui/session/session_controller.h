@@ -24,7 +24,7 @@ struct RunOutcome {
 /// The window's side of a debug session: owns the Session and its listener, loads models off the GUI
 /// thread, and turns the worker's callbacks into signals on the GUI thread.
 ///
-/// Threads: the listener runs on the session's worker and only posts queued calls to this object
+/// Threads: the listener (the engine's) runs on the session's worker and only posts queued calls to this object
 /// (guarded by QPointer); each carries its run id, and a call for any run but the current one is
 /// dropped. A run started on the Session by someone else (the Train dock's training steps) becomes
 /// the current one when its start arrives, with runStarted emitted as for start(). Commands go straight to the Session, which only changes its pause gate (never blocks).
@@ -39,7 +39,9 @@ public:
     ~SessionController() override;
 
     debug::Session& session() { return *m_session; }
-    /// The engine the window drives: this process's session (LocalEngine). Breakpoints go through it.
+    /// The engine the window drives: this process's session (LocalEngine). Runs, commands,
+    /// breakpoints and the events of runs go through it; loading a model and setting inputs stay
+    /// with the session.
     debug::Engine& engine() { return *m_engine; }
     State state() const { return m_state; }
     bool isActive() const { return m_state == State::Running || m_state == State::Paused; }
@@ -103,9 +105,9 @@ private:
     void onFailed(quint64 runId, const QString& error);
     bool command(bool ok);
 
-    std::unique_ptr<Listener> m_listener;
     std::unique_ptr<debug::Session> m_session;
-    std::unique_ptr<debug::LocalEngine> m_engine; // over m_session, without a listener of its own
+    std::unique_ptr<debug::LocalEngine> m_engine; // over m_session: runs, commands, breakpoints, events
+    std::unique_ptr<Listener> m_listener; // the engine's
     State m_state = State::Idle;
     ModelInfoPtr m_model;
     QString m_notedSpec; // the model whose notes were given
