@@ -82,6 +82,11 @@ public:
     /// The model, its graph and shapes (the graph of the last run for a program's own session; no
     /// graph before its first run).
     virtual ModelDescription model() = 0;
+    /// The graph of the current or last run (a training step's, or the model's), and the shape of
+    /// each of its entries by entry id; null / empty before the first run when the engine does not
+    /// know its model's graph otherwise.
+    virtual std::shared_ptr<const Graph> graph() = 0;
+    virtual std::vector<Shape> graphShapes() = 0;
 
     /// The listener (not owned; null: none). Replacing it waits until the old one is no longer called.
     virtual void setListener(EngineListener* listener) = 0;

@@ -24,6 +24,8 @@ public:
     std::string where() const override { return "this process"; }
     bool isRemote() const override { return false; }
     ModelDescription model() override;
+    std::shared_ptr<const Graph> graph() override { return m_session.graph(); }
+    std::vector<Shape> graphShapes() override { return m_session.graphShapes(); }
     void setListener(EngineListener* listener) override;
 
     SessionOptions options() override { return m_session.options(); }

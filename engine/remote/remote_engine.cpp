@@ -51,6 +51,30 @@ void RemoteEngine::setListener(debug::EngineListener* listener)
     if (listener) m_client->subscribe(this);
 }
 
+debug::ModelDescription RemoteEngine::description()
+{
+    // Subscribed: the events say when a run began; otherwise ask.
+    const uint64_t run = m_listener ? m_runsSeen.load() : lastRunId();
+    std::lock_guard lock(m_modelMutex);
+    if (!m_model || m_modelRun != run) {
+        m_model = m_client->model();
+        m_modelRun = run;
+    }
+    return *m_model;
+}
+
+std::vector<Shape> RemoteEngine::graphShapes()
+{
+    const debug::ModelDescription d = description();
+    if (!d.graph) return {};
+    const Graph& g = *d.graph;
+    std::vector<Shape> out(g.numEntries());
+    for (uint32_t i = 0; i < g.size(); ++i)
+        for (int k = 0; k < g.node(i).numOutputs; ++k)
+            out[g.entryId(i, static_cast<uint32_t>(k))] = d.shapeOf(g.node(i).name, static_cast<size_t>(k));
+    return out;
+}
+
 bool RemoteEngine::continueRun() { return command([&] { m_client->continueRun(); }); }
 bool RemoteEngine::step() { return command([&] { m_client->step(); }); }
 bool RemoteEngine::stepOver() { return command([&] { m_client->stepOver(); }); }
@@ -96,7 +120,11 @@ std::optional<Tensor> RemoteEngine::fetchOutput(int index, const Progress& progr
 }
 
 // The client's event thread; the listener changes only while no subscription runs.
-void RemoteEngine::runStarted(uint64_t runId) { m_listener->runStarted(runId); }
+void RemoteEngine::runStarted(uint64_t runId)
+{
+    m_runsSeen = runId;
+    m_listener->runStarted(runId);
+}
 void RemoteEngine::paused(const RemotePause& pause) { m_listener->paused(pause); }
 void RemoteEngine::runFinished(uint64_t runId, bool stopped, const std::vector<OutputInfo>& outputs)
 {

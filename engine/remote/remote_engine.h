@@ -5,7 +5,10 @@
 #include "debug/engine.h"
 #include "remote/client.h"
 
+#include <atomic>
 #include <memory>
+#include <mutex>
+#include <optional>
 
 namespace opscope::remote {
 
@@ -24,6 +27,9 @@ public:
     std::string where() const override { return m_client->options().address; }
     bool isRemote() const override { return true; }
     debug::ModelDescription model() override { return m_client->model(); }
+    /// From the server's model description, asked again once per run.
+    std::shared_ptr<const Graph> graph() override { return description().graph; }
+    std::vector<Shape> graphShapes() override;
     /// Subscribes to the server's events (null: unsubscribes).
     void setListener(debug::EngineListener* listener) override;
 
@@ -65,7 +71,14 @@ private:
     void controlChanged(const ControlInfo& control) override;
     void disconnected(const std::string& why) override;
 
+    /// The server's model description, asked for again when a run has started since.
+    debug::ModelDescription description();
+
     std::unique_ptr<Client> m_client;
+    std::atomic<uint64_t> m_runsSeen { 0 }; // the last run started, from the events
+    std::mutex m_modelMutex;
+    std::optional<debug::ModelDescription> m_model;
+    uint64_t m_modelRun = 0;
     debug::EngineListener* m_listener = nullptr; // set while unsubscribed only
 };
 

@@ -7,6 +7,7 @@
 #include "debug/local_engine.h"
 #include "remote/remote_engine.h"
 
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 
@@ -164,6 +165,13 @@ namespace {
             say(op.node + " " + op.op + " " + op.outputNames.at(0) + " " + op.outputShapes.at(0).str() + " "
                 + bytesOf(engine.fetch(op.outputNames.at(0), {})));
         say("control " + std::to_string(engine.control().youHold));
+        if (const std::shared_ptr<const Graph> g = engine.graph()) {
+            const std::vector<Shape> shapes = engine.graphShapes();
+            std::string line = "graph " + std::to_string(g->size()) + " nodes, entries";
+            for (const Shape& sh : shapes)
+                line += " " + sh.str();
+            say(line);
+        }
         for (const std::string& line : events.lines())
             say(line);
 
@@ -201,8 +209,9 @@ TEST(EngineParity, TheSameScriptThroughALocalAndARemoteEngineWritesTheSameTransc
         here = drive(engine);
     }
 
+    // The server describes its model as opscope-server does: graph, every entry's shape, inputs.
     debug::ServeOptions options;
-    options.model = description;
+    options.model = debug::describeSession(session, "sample:lenet");
     ServedSample served("lenet", options);
     std::vector<std::string> there;
     {
@@ -212,6 +221,7 @@ TEST(EngineParity, TheSameScriptThroughALocalAndARemoteEngineWritesTheSameTransc
         there = drive(engine);
     }
     ASSERT_GT(here.size(), 30u);
+    EXPECT_TRUE(std::any_of(here.begin(), here.end(), [](const std::string& l) { return l.rfind("graph 19 nodes", 0) == 0; }));
     for (const std::string& line : here) // every tensor asked for by name was found
         EXPECT_EQ(line.find(" none"), std::string::npos) << line;
     EXPECT_EQ(there, here);
