@@ -106,6 +106,8 @@ MainWindow::MainWindow(const AppOptions& options, QWidget* parent)
         updateActions();
         statusBar()->showMessage(tr("Training failed: %1").arg(error), 10000);
     });
+    connect(m_breakpoints, &BreakpointModel::engineRefused, this,
+        [this](const QString& why) { statusBar()->showMessage(tr("Breakpoints unchanged: %1").arg(why), 8000); });
     connect(m_breakpoints, &BreakpointModel::breakpointsChanged, this, [this] {
         syncBreakpointMarks();
         if (!m_restoringSettings) saveModelSettings();

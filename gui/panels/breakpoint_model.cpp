@@ -12,7 +12,15 @@ BreakpointModel::BreakpointModel(debug::Engine* engine, QObject* parent)
     : QAbstractTableModel(parent)
     , m_engine(engine)
 {
-    m_rows = m_engine->breakpoints();
+    m_rows = call(std::vector<Breakpoint>(), [&] { return m_engine->breakpoints(); });
+}
+
+void BreakpointModel::setEngine(debug::Engine* engine)
+{
+    m_engine = engine;
+    beginResetModel();
+    m_rows = call(std::vector<Breakpoint>(), [&] { return m_engine->breakpoints(); });
+    endResetModel();
 }
 
 int BreakpointModel::rowCount(const QModelIndex& parent) const
@@ -76,7 +84,7 @@ bool BreakpointModel::setData(const QModelIndex& index, const QVariant& value, i
         if (!ok || n < 0) return false;
         Breakpoint changed = b;
         changed.ignoreCount = n;
-        m_engine->updateBreakpoint(b.id, changed);
+        if (!call(false, [&] { return m_engine->updateBreakpoint(b.id, changed); })) return false;
         refresh();
         Q_EMIT breakpointsChanged();
         return true;
@@ -115,7 +123,8 @@ Qt::ItemFlags BreakpointModel::flags(const QModelIndex& index) const
 
 int BreakpointModel::add(const Breakpoint& b)
 {
-    const int id = m_engine->addBreakpoint(b);
+    const int id = call(0, [&] { return m_engine->addBreakpoint(b); });
+    if (id == 0) return 0;
     refresh();
     Q_EMIT breakpointsChanged();
     return id;
@@ -123,7 +132,7 @@ int BreakpointModel::add(const Breakpoint& b)
 
 bool BreakpointModel::remove(int id)
 {
-    if (!m_engine->removeBreakpoint(id)) return false;
+    if (!call(false, [&] { return m_engine->removeBreakpoint(id); })) return false;
     refresh();
     Q_EMIT breakpointsChanged();
     return true;
@@ -131,7 +140,11 @@ bool BreakpointModel::remove(int id)
 
 void BreakpointModel::clear()
 {
-    m_engine->clearBreakpoints();
+    if (!call(false, [&] {
+            m_engine->clearBreakpoints();
+            return true;
+        }))
+        return;
     refresh();
     Q_EMIT breakpointsChanged();
 }
@@ -174,7 +187,7 @@ int BreakpointModel::toggleNode(const QString& node, OpPhase phase)
 
 bool BreakpointModel::setEnabled(int id, bool enabled)
 {
-    if (!m_engine->setBreakpointEnabled(id, enabled)) return false;
+    if (!call(false, [&] { return m_engine->setBreakpointEnabled(id, enabled); })) return false;
     refresh();
     Q_EMIT breakpointsChanged();
     return true;
@@ -182,15 +195,22 @@ bool BreakpointModel::setEnabled(int id, bool enabled)
 
 bool BreakpointModel::setCondition(int id, const QString& text, QString* error)
 {
-    std::optional<Breakpoint> b = m_engine->breakpoint(id);
-    if (!b) return false;
+    m_lastError.clear();
+    std::optional<Breakpoint> b = call(std::optional<Breakpoint>(), [&] { return m_engine->breakpoint(id); });
+    if (!b) {
+        if (error) *error = m_lastError.isEmpty() ? tr("no breakpoint #%1").arg(id) : m_lastError;
+        return false;
+    }
     try {
         b->condition = text.trimmed().isEmpty() ? Condition::always() : Condition::parse(text.toStdString());
     } catch (const std::exception& e) {
         if (error) *error = QString::fromStdString(e.what());
         return false;
     }
-    m_engine->updateBreakpoint(id, *b);
+    if (!call(false, [&] { return m_engine->updateBreakpoint(id, *b); })) {
+        if (error) *error = m_lastError;
+        return false;
+    }
     refresh();
     Q_EMIT breakpointsChanged();
     return true;
@@ -215,7 +235,7 @@ void BreakpointModel::setBreakOnNanInf(bool on)
     for (const Breakpoint& b : std::vector<Breakpoint>(m_rows))
         if (b.kind == Breakpoint::Kind::Watch && b.condition.kind == Condition::Kind::NanOrInf
             && !b.condition.gradientsOnly)
-            m_engine->removeBreakpoint(b.id);
+            call(false, [&] { return m_engine->removeBreakpoint(b.id); });
     refresh();
     Q_EMIT breakpointsChanged();
 }
@@ -229,7 +249,11 @@ int BreakpointModel::rowOf(int id) const
 
 void BreakpointModel::refresh()
 {
-    std::vector<Breakpoint> now = m_engine->breakpoints();
+    std::optional<std::vector<Breakpoint>> fresh = call(std::optional<std::vector<Breakpoint>>(), [&] {
+        return std::optional<std::vector<Breakpoint>>(m_engine->breakpoints());
+    });
+    if (!fresh) return; // the engine did not answer: the rows stay as they were
+    std::vector<Breakpoint> now = std::move(*fresh);
     bool sameIds = now.size() == m_rows.size();
     for (size_t i = 0; sameIds && i < now.size(); ++i)
         sameIds = now[i].id == m_rows[i].id;
@@ -261,7 +285,11 @@ QStringList BreakpointModel::save() const
 
 int BreakpointModel::restore(const QStringList& lines)
 {
-    m_engine->clearBreakpoints();
+    if (!call(false, [&] {
+            m_engine->clearBreakpoints();
+            return true;
+        }))
+        return 0;
     int read = 0;
     for (const QString& line : lines) {
         const QStringList f = line.split(QLatin1Char('\t'));
@@ -284,8 +312,7 @@ int BreakpointModel::restore(const QStringList& lines)
         }
         b.enabled = f[4] != QLatin1String("0");
         b.ignoreCount = f[5].toLongLong();
-        m_engine->addBreakpoint(b);
-        ++read;
+        if (call(0, [&] { return m_engine->addBreakpoint(b); }) != 0) ++read;
     }
     refresh();
     Q_EMIT breakpointsChanged();

@@ -17,6 +17,10 @@ public:
     enum Column { Enabled, Location, Phase, ConditionColumn, Hits, Ignore, ColumnCount };
 
     explicit BreakpointModel(debug::Engine* engine, QObject* parent = nullptr);
+    /// Another engine (attached to a server, or back to this process's): its breakpoints are shown.
+    void setEngine(debug::Engine* engine);
+    /// Why the engine refused the last edit (a server gone, control held by another client).
+    QString lastError() const { return m_lastError; }
 
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
@@ -57,12 +61,28 @@ public:
 Q_SIGNALS:
     /// Any add, removal or edit (not hit counts).
     void breakpointsChanged();
+    /// The engine refused an edit or did not answer (`why` names it); nothing changed.
+    void engineRefused(const QString& why);
 
 private:
     /// "before conv0_fwd, its first reader" for a breakpoint on a variable of the graph, else "".
     QString variableNote(const debug::Breakpoint& b) const;
 
+    /// `f()`, or `fallback` when the engine throws (the reason kept and signalled): an engine on a
+    /// server may refuse or be gone; a table edit never takes the window down.
+    template <class R, class F> R call(R fallback, F f)
+    {
+        try {
+            return f();
+        } catch (const std::exception& e) {
+            m_lastError = QString::fromStdString(e.what());
+            Q_EMIT engineRefused(m_lastError);
+            return fallback;
+        }
+    }
+
     debug::Engine* m_engine;
+    QString m_lastError;
     std::vector<debug::Breakpoint> m_rows;
     std::shared_ptr<const Graph> m_graph;
 };
