@@ -5,6 +5,7 @@
 #include "models/registry.h"
 
 #include <QFileInfo>
+#include <QStringList>
 
 namespace opscope::gui {
 
@@ -84,6 +85,44 @@ load::LoadedModel ModelInfo::loaded() const
     m.paramsFile = paramsFile.toStdString();
     m.fromFile = !isSample();
     return m;
+}
+
+ModelInfoPtr remoteModelInfo(const debug::ModelDescription& d, const QString& server)
+{
+    auto info = std::make_shared<ModelInfo>();
+    info->server = server;
+    info->spec = QStringLiteral("%1 (on %2)").arg(QString::fromStdString(d.source), server);
+    info->title = QString::fromStdString(d.source);
+    QStringList lines;
+    for (const std::string& l : d.headerLines)
+        lines << QString::fromStdString(l);
+    lines << QStringLiteral("runs on %1").arg(server);
+    info->description = lines.join(QStringLiteral(" · "));
+    for (const debug::ModelDescription::Input& in : d.inputs) {
+        info->inputNames.push_back(in.name);
+        info->inputShapes.push_back(in.shape);
+        info->inputTypes.push_back(DType::Float32);
+    }
+    info->labelNames = d.labelNames;
+    info->classNames = d.classNames;
+    info->graph = d.graph;
+    if (d.graph) {
+        const Graph& g = *d.graph;
+        info->entryShapes.resize(g.numEntries());
+        bool known = true;
+        for (uint32_t i = 0; i < g.size(); ++i) {
+            if (!g.node(i).isVariable()) ++info->opCount;
+            for (int k = 0; k < g.node(i).numOutputs; ++k) {
+                const Shape s = d.shapeOf(g.node(i).name, static_cast<size_t>(k));
+                known = known && s.known();
+                info->entryShapes[g.entryId(i, static_cast<uint32_t>(k))] = s;
+            }
+        }
+        if (!known) info->entryShapes.clear();
+    }
+    for (const auto& [name, shape] : d.parameters)
+        if (shape.known()) info->parameterCount += shape.size();
+    return info;
 }
 
 ModelInfoPtr withInputShapes(const ModelInfo& model, const std::vector<Shape>& inputShapes)

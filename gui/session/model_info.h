@@ -1,5 +1,6 @@
 #pragma once
 
+#include "debug/model_description.h"
 #include "exec/fusion_rules.h"
 #include "gluon/block.h"
 #include "load/model_loader.h"
@@ -44,7 +45,10 @@ struct ModelInfo {
     std::vector<fusion::Chain> fusionChains;
     int opCount = 0;
     int64_t parameterCount = 0;
+    /// The address of the server whose engine runs the model (attached), else empty; no block then.
+    QString server;
     bool isSample() const { return spec.startsWith(QStringLiteral("sample:")); }
+    bool isRemote() const { return !server.isEmpty(); }
     /// The model as the engine's loader describes it (for load::withLabels, load::blockInputNames).
     load::LoadedModel loaded() const;
 };
@@ -54,6 +58,10 @@ using ModelInfoPtr = std::shared_ptr<const ModelInfo>;
 /// Loads `spec` (sample:NAME or a `-symbol.json`, its `.params` found beside it), traces it and
 /// infers its shapes. Throws opscope::Error with a message naming the file and what failed.
 ModelInfoPtr loadModelInfo(const QString& spec, uint64_t seed = 0);
+
+/// A model an engine on a server runs, as its description tells it: the graph, every entry's shape,
+/// the inputs and the lines about its file; no block (the weights stay on the server).
+ModelInfoPtr remoteModelInfo(const debug::ModelDescription& description, const QString& server);
 
 /// The same model with other input shapes: the graph traced again (a traced model) and every entry's
 /// shape inferred. Throws opscope::Error (a shape the model cannot take names the node and shapes).

@@ -32,9 +32,12 @@ QString stateName(SessionController::State s)
 // controller's thread.
 class SessionController::Listener : public debug::EngineListener {
 public:
-    Listener(SessionController* target, debug::Engine& engine)
+    /// `id`: which engine it listens to (1: this process's); a call arriving when the controller
+    /// drives another engine is dropped.
+    Listener(SessionController* target, debug::Engine& engine, quint64 id)
         : m_target(target)
         , m_engine(engine)
+        , m_id(id)
     {
     }
 
@@ -55,10 +58,14 @@ public:
         o.runId = runId;
         o.stopped = stopped;
         // The engine keeps copies (with static_alloc the next run reuses the buffers).
-        for (size_t i = 0; i < outputs.size(); ++i)
-            if (std::optional<Tensor> t = m_engine.fetchOutput(static_cast<int>(i)))
-                o.outputs.push_back(*t);
-        o.record = std::make_shared<const debug::RunRecord>(m_engine.record());
+        try {
+            for (size_t i = 0; i < outputs.size(); ++i)
+                if (std::optional<Tensor> t = m_engine.fetchOutput(static_cast<int>(i)))
+                    o.outputs.push_back(*t);
+            o.record = std::make_shared<const debug::RunRecord>(m_engine.record());
+        } catch (const std::exception&) { // a server gone meanwhile: its loss is reported apart
+            o.record = std::make_shared<const debug::RunRecord>();
+        }
         post([o = std::move(o)](SessionController* c) mutable { c->onFinished(o.runId, std::move(o)); });
     }
 
@@ -66,6 +73,12 @@ public:
     {
         const QString text = QString::fromStdString(error);
         post([runId, text](SessionController* c) { c->onFailed(runId, text); });
+    }
+
+    void disconnected(const std::string& why) override
+    {
+        const QString text = QString::fromStdString(why);
+        post([text](SessionController* c) { c->onEngineLost(text); });
     }
 
 private:
@@ -76,21 +89,23 @@ private:
         QPointer<SessionController> target = m_target;
         QMetaObject::invokeMethod(
             m_target,
-            [target, f = std::move(f)] {
-                if (target) f(target.data());
+            [target, id = m_id, f = std::move(f)] {
+                if (target && target->m_activeListener == id) f(target.data());
             },
             Qt::QueuedConnection);
     }
 
     SessionController* m_target;
     debug::Engine& m_engine;
+    const quint64 m_id;
 };
 
 SessionController::SessionController(QObject* parent)
     : QObject(parent)
     , m_session(std::make_unique<debug::Session>())
     , m_engine(std::make_unique<debug::LocalEngine>(*m_session))
-    , m_listener(std::make_unique<Listener>(this, *m_engine))
+    , m_listener(std::make_unique<Listener>(this, *m_engine, 1))
+    , m_active(m_engine.get())
 {
     m_engine->setListener(m_listener.get());
     qRegisterMetaType<ModelInfoPtr>();
@@ -102,6 +117,8 @@ SessionController::SessionController(QObject* parent)
 SessionController::~SessionController()
 {
     // Ends a paused or running run and joins the worker before the listener goes.
+    if (m_remote) m_remote->setListener(nullptr);
+    m_remote.reset();
     m_session->stop();
     m_engine.reset();
     m_session.reset();
@@ -164,6 +181,7 @@ QString SessionController::loadModelNow(const QString& spec)
 
 void SessionController::adoptModel(ModelInfoPtr model)
 {
+    if (m_remote) detach();
     if (isActive() || m_session->isRunning()) stopAndWait();
     try {
         m_session->load(model->block, load::blockInputNames(model->loaded()));
@@ -212,6 +230,19 @@ bool SessionController::start(const std::vector<Tensor>& inputs, bool pauseAtEnt
         m_lastError = QStringLiteral("no model loaded");
         return false;
     }
+    if (m_remote) { // the server runs with its own inputs
+        try {
+            m_pause.reset();
+            m_clock.start();
+            m_runId = m_remote->start(pauseAtEntry ? debug::StartMode::PauseAtEntry : debug::StartMode::Run, false);
+        } catch (const std::exception& e) {
+            m_lastError = QString::fromStdString(e.what());
+            return false;
+        }
+        setState(State::Running);
+        Q_EMIT runStarted(m_runId);
+        return true;
+    }
     if (m_session->isRunning()) {
         m_lastError = QStringLiteral("a run is going on");
         return false;
@@ -239,8 +270,15 @@ bool SessionController::start(const std::vector<Tensor>& inputs, bool pauseAtEnt
     return true;
 }
 
-bool SessionController::command(bool ok)
+bool SessionController::command(const std::function<bool()>& f)
 {
+    bool ok = false;
+    try {
+        ok = f();
+    } catch (const std::exception& e) {
+        m_lastError = QString::fromStdString(e.what());
+        return false;
+    }
     if (ok && m_state == State::Paused) {
         m_pause.reset();
         setState(State::Running);
@@ -251,35 +289,46 @@ bool SessionController::command(bool ok)
 
 bool SessionController::continueRun()
 {
-    return command(m_engine->continueRun());
+    return command([this] { return m_active->continueRun(); });
 }
 bool SessionController::step()
 {
-    return command(m_engine->step());
+    return command([this] { return m_active->step(); });
 }
 bool SessionController::stepOver()
 {
-    return command(m_engine->stepOver());
+    return command([this] { return m_active->stepOver(); });
 }
 bool SessionController::stepOut()
 {
-    return command(m_engine->stepOut());
+    return command([this] { return m_active->stepOut(); });
 }
 bool SessionController::runTo(const QString& node)
 {
-    return command(m_engine->runTo(node.toStdString()));
+    return command([&] { return m_active->runTo(node.toStdString()); });
 }
 bool SessionController::pause()
 {
-    return m_engine->pause();
+    try {
+        return m_active->pause();
+    } catch (const std::exception& e) {
+        m_lastError = QString::fromStdString(e.what());
+        return false;
+    }
 }
 bool SessionController::stop()
 {
-    return m_engine->stop();
+    try {
+        return m_active->stop();
+    } catch (const std::exception& e) {
+        m_lastError = QString::fromStdString(e.what());
+        return false;
+    }
 }
 
 bool SessionController::stopAndWait(int timeoutMs)
 {
+    if (m_remote) return stop(); // the server's run ends there; its end comes as an event
     m_engine->stop();
     return m_session->waitUntilIdle(std::chrono::milliseconds(timeoutMs));
 }
@@ -287,16 +336,95 @@ bool SessionController::stopAndWait(int timeoutMs)
 void SessionController::setRecordLevel(debug::RecordLevel level)
 {
     m_recordLevel = level;
-    debug::SessionOptions o = m_engine->options();
-    o.record = level;
-    m_engine->setOptions(o);
+    try {
+        debug::SessionOptions o = m_active->options();
+        o.record = level;
+        m_active->setOptions(o);
+    } catch (const std::exception& e) {
+        m_lastError = QString::fromStdString(e.what());
+    }
 }
 
 void SessionController::setReference(std::shared_ptr<const debug::RecordedRun> reference)
 {
+    // The reference run is this process's (it does not travel to a server).
     debug::SessionOptions o = m_engine->options();
     o.reference = std::move(reference);
     m_engine->setOptions(o);
+}
+
+bool SessionController::attach(const remote::ConnectOptions& options)
+{
+    std::unique_ptr<remote::RemoteEngine> engine;
+    ModelInfoPtr model;
+    try {
+        engine = std::make_unique<remote::RemoteEngine>(options);
+        model = remoteModelInfo(engine->model(), QString::fromStdString(options.address));
+    } catch (const std::exception& e) {
+        m_lastError = QString::fromStdString(e.what());
+        return false;
+    }
+    if (m_remote) detach();
+    if (isActive() || m_session->isRunning()) stopAndWait();
+    m_localModel = m_model;
+    m_remote = std::move(engine);
+    m_active = m_remote.get();
+    m_model = std::move(model);
+    m_lastRecord.reset();
+    m_lastOutcome = {};
+    m_pause.reset();
+    bool running = false;
+    try {
+        // Runs up to the last one started are the server's past, but one going on is adopted (its
+        // pause comes first on the event stream).
+        const uint64_t last = m_remote->lastRunId();
+        running = m_remote->isRunning();
+        m_runId = running ? last : 0;
+        m_adoptAfter = last;
+        m_activeListener = ++m_listenerIds;
+        m_remoteListener = std::make_unique<Listener>(this, *m_remote, m_activeListener);
+        m_remote->setListener(m_remoteListener.get());
+    } catch (const std::exception& e) {
+        m_lastError = QString::fromStdString(e.what());
+        detach();
+        return false;
+    }
+    if (running) m_clock.start();
+    setState(running ? State::Running : State::Idle);
+    Q_EMIT modelLoaded(m_model);
+    Q_EMIT attached(engineLocation());
+    return true;
+}
+
+void SessionController::detach()
+{
+    if (!m_remote) return;
+    try {
+        m_remote->setListener(nullptr);
+    } catch (const std::exception&) {
+    }
+    m_remote.reset(); // the client detaches: the server keeps its state
+    m_remoteListener.reset();
+    m_activeListener = 1;
+    m_active = m_engine.get();
+    m_model = std::move(m_localModel);
+    m_pause.reset();
+    m_lastRecord.reset();
+    m_lastOutcome = {};
+    m_runId = 0;
+    m_adoptAfter = m_session->lastRunId();
+    setState(State::Idle);
+    Q_EMIT detached();
+    if (m_model) Q_EMIT modelLoaded(m_model);
+}
+
+void SessionController::onEngineLost(const QString& why)
+{
+    if (!m_remote) return;
+    m_lastError = why;
+    m_pause.reset();
+    setState(State::Failed);
+    Q_EMIT engineLost(why);
 }
 
 void SessionController::onStarted(quint64 runId)
@@ -334,7 +462,11 @@ void SessionController::onFailed(quint64 runId, const QString& error)
     if (runId != m_runId) return;
     m_pause.reset();
     m_lastError = error;
-    m_lastRecord = std::make_shared<const debug::RunRecord>(m_engine->record());
+    try {
+        m_lastRecord = std::make_shared<const debug::RunRecord>(m_active->record());
+    } catch (const std::exception&) {
+        m_lastRecord = std::make_shared<const debug::RunRecord>();
+    }
     setState(State::Failed);
     Q_EMIT runFailed(error);
 }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "debug/local_engine.h"
+#include "remote/remote_engine.h"
 #include "debug/session.h"
 #include "gui/session/model_info.h"
 
@@ -39,10 +40,22 @@ public:
     ~SessionController() override;
 
     debug::Session& session() { return *m_session; }
-    /// The engine the window drives: this process's session (LocalEngine). Runs, commands,
-    /// breakpoints and the events of runs go through it; loading a model and setting inputs stay
-    /// with the session.
-    debug::Engine& engine() { return *m_engine; }
+    /// The engine the window drives: this process's session (LocalEngine), or a server's while
+    /// attached. Runs, commands, breakpoints and the events of runs go through it; loading a model,
+    /// setting inputs and training are this process's (its session).
+    debug::Engine& engine() { return *m_active; }
+
+    /// Attaches to the engine of a server (opscope-server, a program that serves its session): its
+    /// model becomes the current one (no block: the weights stay there) and its runs, pauses and
+    /// breakpoints are the window's. A run of this process's own is stopped first. False with
+    /// lastError() set when the server refuses or cannot be reached.
+    bool attach(const remote::ConnectOptions& options);
+    /// Back to this process's engine and its model; the server keeps running, with its breakpoints
+    /// and its paused state.
+    void detach();
+    bool isAttached() const { return m_remote != nullptr; }
+    /// "this process", or the server's HOST:PORT.
+    QString engineLocation() const { return QString::fromStdString(m_active->where()); }
     State state() const { return m_state; }
     bool isActive() const { return m_state == State::Running || m_state == State::Paused; }
     ModelInfoPtr model() const { return m_model; }
@@ -94,6 +107,10 @@ Q_SIGNALS:
     void stateChanged(opscope::gui::SessionController::State state);
     /// Something the user should know about a run that started anyway (a label filled with zeros).
     void note(const QString& text);
+    void attached(const QString& where);
+    void detached();
+    /// The attached server's event stream ended: the engine is gone (`why`); the model stays shown.
+    void engineLost(const QString& why);
 
 private:
     class Listener;
@@ -103,11 +120,19 @@ private:
     void onPaused(std::shared_ptr<const debug::PauseEvent> e);
     void onFinished(quint64 runId, RunOutcome outcome);
     void onFailed(quint64 runId, const QString& error);
-    bool command(bool ok);
+    void onEngineLost(const QString& why);
+    /// `f()` (a command), false when it was refused (lastError() says why; a server may be gone).
+    bool command(const std::function<bool()>& f);
 
     std::unique_ptr<debug::Session> m_session;
     std::unique_ptr<debug::LocalEngine> m_engine; // over m_session: runs, commands, breakpoints, events
     std::unique_ptr<Listener> m_listener; // the engine's
+    std::unique_ptr<remote::RemoteEngine> m_remote; // while attached
+    std::unique_ptr<Listener> m_remoteListener;
+    debug::Engine* m_active = nullptr; // m_engine, or m_remote while attached
+    ModelInfoPtr m_localModel; // the model of this process's engine, while attached
+    quint64 m_activeListener = 1; // whose events count: 1, this process's engine; else the server's
+    quint64 m_listenerIds = 1;
     State m_state = State::Idle;
     ModelInfoPtr m_model;
     QString m_notedSpec; // the model whose notes were given

@@ -1,0 +1,145 @@
+// The window's controller attached to an engine on a server: the server's model becomes the current
+// one, its runs pause and end in the window as a local run's do, detaching returns to this process's
+// model, and a server that dies leaves the controller in Failed with the reason, never an exception.
+
+#include "debug/session.h"
+#include "gui/session/session_controller.h"
+#include "models/registry.h"
+#include "remote/server.h"
+
+#include <gtest/gtest.h>
+
+#include <QCoreApplication>
+#include <QElapsedTimer>
+#include <QSignalSpy>
+
+using namespace opscope;
+using namespace opscope::gui;
+
+namespace {
+
+// The lenet sample served from a session of this process.
+struct Served {
+    Served()
+    {
+        sample = samples::makeSample("lenet");
+        sample.block->hybridize();
+        session.load(sample.block, sample.inputNames);
+        session.setInputs(sample.defaultInputs);
+        debug::ModelDescription d;
+        d.source = "sample:lenet";
+        d.graph = sample.block->trace({ sample.defaultInputs[0].shape() });
+        d.inputs.push_back({ sample.inputNames[0], sample.defaultInputs[0].shape(), {} });
+        debug::ServeOptions o;
+        o.model = d;
+        server = debug::serve(session, o);
+    }
+    ~Served()
+    {
+        server.reset();
+        session.stop();
+        session.waitUntilIdle(std::chrono::seconds(30));
+    }
+    remote::ConnectOptions connect(const std::string& name) const
+    {
+        remote::ConnectOptions o;
+        o.address = server->address();
+        o.clientName = name;
+        return o;
+    }
+    samples::Sample sample;
+    debug::Session session;
+    std::unique_ptr<debug::Server> server;
+};
+
+bool waitFor(SessionController& c, SessionController::State s, int ms = 20000)
+{
+    QElapsedTimer t;
+    t.start();
+    while (c.state() != s && t.elapsed() < ms)
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+    return c.state() == s;
+}
+
+} // namespace
+
+TEST(ControllerAttach, AServersRunsPauseAndEndInTheControllerAndDetachReturnsHome)
+{
+    Served served;
+    SessionController c;
+    ASSERT_TRUE(c.loadModelNow(QStringLiteral("sample:mlp")).isEmpty());
+    EXPECT_EQ(c.engineLocation(), QStringLiteral("this process"));
+    QSignalSpy attached(&c, &SessionController::attached);
+
+    ASSERT_TRUE(c.attach(served.connect("window"))) << c.lastError().toStdString();
+    EXPECT_TRUE(c.isAttached());
+    EXPECT_EQ(attached.count(), 1);
+    EXPECT_EQ(c.engineLocation().toStdString(), served.server->address());
+    ASSERT_TRUE(c.model());
+    EXPECT_TRUE(c.model()->isRemote());
+    EXPECT_FALSE(c.model()->block) << "the weights stay on the server";
+    EXPECT_EQ(c.model()->title, QStringLiteral("sample:lenet"));
+    EXPECT_EQ(c.model()->opCount, 10);
+
+    // A breakpoint through the controller's engine is the server's.
+    c.engine().addBreakpoint(debug::Breakpoint::onNode("hybridsequential0_conv1_fwd", OpPhase::After));
+    EXPECT_EQ(served.session.breakpoints().size(), 1u);
+    ASSERT_TRUE(c.start({}, false)) << c.lastError().toStdString();
+    ASSERT_TRUE(waitFor(c, SessionController::State::Paused));
+    ASSERT_TRUE(c.pauseEvent());
+    EXPECT_EQ(c.pauseEvent()->node, "hybridsequential0_conv1_fwd");
+    const std::optional<Tensor> out = c.engine().fetch("hybridsequential0_conv1_fwd_output");
+    ASSERT_TRUE(out.has_value());
+    EXPECT_EQ(out->shape(), Shape({ 1, 25, 8, 8 }));
+
+    // A second window watching the same server sees the pause it attaches into.
+    {
+        SessionController watcher;
+        remote::ConnectOptions o = served.connect("second");
+        o.watchOnly = true;
+        ASSERT_TRUE(watcher.attach(o)) << watcher.lastError().toStdString();
+        ASSERT_TRUE(waitFor(watcher, SessionController::State::Paused));
+        EXPECT_EQ(watcher.pauseEvent()->node, "hybridsequential0_conv1_fwd");
+        EXPECT_FALSE(watcher.continueRun()) << "it does not hold control";
+        EXPECT_NE(watcher.lastError().indexOf(QStringLiteral("window")), -1) << watcher.lastError().toStdString();
+    }
+
+    ASSERT_TRUE(c.continueRun());
+    ASSERT_TRUE(waitFor(c, SessionController::State::Finished));
+    ASSERT_EQ(c.lastOutcome().outputs.size(), 1u);
+    EXPECT_EQ(c.lastOutcome().outputs[0].shape(), Shape({ 1, 10 }));
+
+    // Detach: this process's model again; the server keeps its breakpoint.
+    QSignalSpy detached(&c, &SessionController::detached);
+    c.detach();
+    EXPECT_EQ(detached.count(), 1);
+    EXPECT_FALSE(c.isAttached());
+    EXPECT_EQ(c.model()->spec, QStringLiteral("sample:mlp"));
+    EXPECT_EQ(c.engineLocation(), QStringLiteral("this process"));
+    EXPECT_EQ(served.session.breakpoints().size(), 1u);
+    ASSERT_TRUE(c.start(c.model()->defaultInputs, false));
+    ASSERT_TRUE(waitFor(c, SessionController::State::Finished));
+
+    // Attached again, the server dies: Failed with the reason; commands refuse, nothing throws.
+    ASSERT_TRUE(c.attach(served.connect("window")));
+    QSignalSpy lost(&c, &SessionController::engineLost);
+    served.server.reset();
+    ASSERT_TRUE(waitFor(c, SessionController::State::Failed));
+    EXPECT_EQ(lost.count(), 1);
+    EXPECT_FALSE(c.start({}, false));
+    EXPECT_FALSE(c.continueRun());
+    EXPECT_FALSE(c.lastError().isEmpty());
+    c.detach();
+    EXPECT_EQ(c.model()->spec, QStringLiteral("sample:mlp"));
+}
+
+TEST(ControllerAttach, NothingListeningIsRefusedWithTheReason)
+{
+    SessionController c;
+    remote::ConnectOptions o;
+    o.address = "127.0.0.1:1";
+    o.connectTimeout = std::chrono::milliseconds(2000);
+    EXPECT_FALSE(c.attach(o));
+    EXPECT_NE(c.lastError().indexOf(QStringLiteral("cannot connect")), -1) << c.lastError().toStdString();
+    EXPECT_FALSE(c.isAttached());
+}
