@@ -230,37 +230,26 @@ bool SessionController::start(const std::vector<Tensor>& inputs, bool pauseAtEnt
         m_lastError = QStringLiteral("no model loaded");
         return false;
     }
-    if (m_remote) { // the server runs with its own inputs
-        try {
-            m_pause.reset();
-            m_clock.start();
-            m_runId = m_remote->start(pauseAtEntry ? debug::StartMode::PauseAtEntry : debug::StartMode::Run, false);
-        } catch (const std::exception& e) {
-            m_lastError = QString::fromStdString(e.what());
-            return false;
-        }
-        setState(State::Running);
-        Q_EMIT runStarted(m_runId);
-        return true;
-    }
-    if (m_session->isRunning()) {
+    if (!m_remote && m_session->isRunning()) {
         m_lastError = QStringLiteral("a run is going on");
         return false;
     }
     try {
-        // Labels only a loss reads are zeros for a forward run (said once per model).
-        std::vector<std::string> notes;
-        m_session->setInputs(load::withLabels(m_model->loaded(), inputs, &notes));
-        if (!notes.empty() && m_notedSpec != m_model->spec) {
-            m_notedSpec = m_model->spec;
-            QStringList lines;
-            for (const std::string& n : notes)
-                lines << QString::fromStdString(n);
-            Q_EMIT note(lines.join(QLatin1Char('\n')));
+        if (!m_remote) { // a server runs with its own inputs
+            // Labels only a loss reads are zeros for a forward run (said once per model).
+            std::vector<std::string> notes;
+            m_session->setInputs(load::withLabels(m_model->loaded(), inputs, &notes));
+            if (!notes.empty() && m_notedSpec != m_model->spec) {
+                m_notedSpec = m_model->spec;
+                QStringList lines;
+                for (const std::string& n : notes)
+                    lines << QString::fromStdString(n);
+                Q_EMIT note(lines.join(QLatin1Char('\n')));
+            }
         }
         m_pause.reset();
         m_clock.start();
-        m_runId = m_engine->start(pauseAtEntry ? debug::StartMode::PauseAtEntry : debug::StartMode::Run, false);
+        m_runId = m_active->start(pauseAtEntry ? debug::StartMode::PauseAtEntry : debug::StartMode::Run, false);
     } catch (const std::exception& e) {
         m_lastError = QString::fromStdString(e.what());
         return false;
