@@ -111,12 +111,7 @@ std::unique_ptr<remote::Client> connect(const ConnectArgs& args)
     o.address = args.address;
     o.clientName = "opscope-cli";
     o.tlsCaFile = args.tlsCa;
-    if (!args.tokenFile.empty()) {
-        std::ifstream f(args.tokenFile);
-        if (!f) throw UsageError("--token-file " + args.tokenFile + ": cannot be read");
-        std::getline(f, o.token);
-        while (!o.token.empty() && (o.token.back() == '\r' || o.token.back() == ' ')) o.token.pop_back();
-    }
+    if (!args.tokenFile.empty()) o.token = remote::readTokenFile(args.tokenFile);
     return std::make_unique<remote::Client>(o);
 }
 

@@ -2,7 +2,7 @@
 
 namespace opscope::debug {
 
-PauseReport reportOf(const PauseEvent& event)
+PauseReport reportOf(const PauseEvent& event, bool statistics)
 {
     PauseReport r;
     r.event = event;
@@ -10,7 +10,7 @@ PauseReport reportOf(const PauseEvent& event)
     for (const PausedTensor& t : event.tensors) {
         r.shapes.push_back(t.values.shape());
         r.dtypes.push_back(t.values.dtype());
-        r.stats.push_back(computeStats(t.values.view()));
+        if (statistics) r.stats.push_back(computeStats(t.values.view()));
     }
     return r;
 }

@@ -30,8 +30,9 @@ struct PauseReport {
     std::vector<TensorStats> stats;
     bool valuesHere = false;
 };
-/// The report of a local pause: statistics of every tensor computed now (on the calling thread).
-PauseReport reportOf(const PauseEvent& event);
+/// The report of a local pause: statistics of every tensor computed now (on the calling thread),
+/// or with `statistics` false only shapes and types.
+PauseReport reportOf(const PauseEvent& event, bool statistics = true);
 
 /// An output of a finished run, as its end reports it (the values: Engine::fetchOutput).
 struct OutputInfo {
@@ -97,6 +98,12 @@ public:
     virtual uint64_t start(StartMode mode = StartMode::Run, bool trainStep = false) = 0;
     virtual bool isRunning() = 0;
     virtual uint64_t lastRunId() = 0;
+    /// Both at once (remotely, one request).
+    struct RunState {
+        bool running = false;
+        uint64_t lastRunId = 0;
+    };
+    virtual RunState runState() { return { isRunning(), lastRunId() }; }
 
     virtual bool continueRun() = 0;
     virtual bool step() = 0;
@@ -133,6 +140,12 @@ public:
     virtual RunRecord record() = 0;
 
     virtual ControlInfo control() = 0;
+    /// Control of an engine several clients share: take it (when nobody holds it or its holder has
+    /// gone), give it up, hand it to another attached client. Each returns who holds it afterwards;
+    /// a refusal throws with the reason. A local engine: this process always holds it.
+    virtual ControlInfo takeControl() { return control(); }
+    virtual ControlInfo releaseControl() { return control(); }
+    virtual ControlInfo handOverControl(uint64_t /*client*/) { return control(); }
 };
 
 } // namespace opscope::debug

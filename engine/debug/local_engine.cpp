@@ -17,10 +17,15 @@ LocalEngine::~LocalEngine()
         std::lock_guard lock(m_mutex);
         listening = m_listener != nullptr;
     }
-    if (listening) {
+    if (!listening) return;
+    // The session calls this object until it is idle: wait for that however long the op going on
+    // takes (stopped, a run ends at the next op), asking again in case a new run slipped in.
+    do
         m_session.stop();
-        m_session.waitUntilIdle(std::chrono::seconds(30));
+    while (!m_session.waitUntilIdle(std::chrono::seconds(5)));
+    try {
         m_session.setListener(nullptr);
+    } catch (const std::exception&) { // idle was seen: nothing can refuse now, but never throw here
     }
 }
 
@@ -120,9 +125,22 @@ void LocalEngine::runStarted(uint64_t runId)
     if (EngineListener* l = listener()) l->runStarted(runId);
 }
 
+void LocalEngine::setPauseStatistics(bool on)
+{
+    std::lock_guard lock(m_mutex);
+    m_pauseStatistics = on;
+}
+
 void LocalEngine::paused(const PauseEvent& event)
 {
-    if (EngineListener* l = listener()) l->paused(reportOf(event));
+    EngineListener* l = listener();
+    if (!l) return;
+    bool statistics = true;
+    {
+        std::lock_guard lock(m_mutex);
+        statistics = m_pauseStatistics;
+    }
+    l->paused(reportOf(event, statistics));
 }
 
 void LocalEngine::runFinished(uint64_t runId, const std::vector<Tensor>& outputs, const RunRecord& record)

@@ -20,6 +20,10 @@ public:
 
     Session& session() { return m_session; }
     void setDescription(ModelDescription description);
+    /// Whether the pauses the listener hears carry every tensor's statistics (default: yes). A
+    /// listener that looks only at the event (its tensors have their values here) turns this off and
+    /// spares the worker a pass over every paused tensor; currentPause() always has them.
+    void setPauseStatistics(bool on);
 
     std::string where() const override { return "this process"; }
     bool isRemote() const override { return false; }
@@ -69,6 +73,7 @@ private:
     Session& m_session;
     mutable std::mutex m_mutex; // guards the members below
     EngineListener* m_listener = nullptr;
+    bool m_pauseStatistics = true;
     ModelDescription m_description;
     std::vector<Tensor> m_outputs; // of the last finished run
 };

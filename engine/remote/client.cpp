@@ -1,6 +1,7 @@
 #include "remote/client.h"
 
 #include "opscope_debug.grpc.pb.h"
+#include "core/error.h"
 #include "remote/protocol.h"
 
 #include <grpcpp/grpcpp.h>
@@ -47,6 +48,18 @@ namespace {
     }
 }
 
+std::string readTokenFile(const std::string& path)
+{
+    std::ifstream f(path);
+    if (!f) throw UsageError("--token-file " + path + ": cannot be read");
+    std::string token;
+    std::getline(f, token);
+    while (!token.empty() && (token.back() == '\r' || token.back() == ' ' || token.back() == '\t'))
+        token.pop_back();
+    if (token.empty()) throw UsageError("--token-file " + path + ": the file holds no token (its first line is empty)");
+    return token;
+}
+
 class ClientImpl {
 public:
     explicit ClientImpl(ConnectOptions o)
@@ -84,6 +97,7 @@ public:
             throw RemoteError(e.code(), e.what(), true);
         }
         id = reply.client_id();
+        instance = reply.instance();
         serverName = reply.server_name();
         modelName = reply.model();
     }
@@ -98,6 +112,7 @@ public:
     {
         if (!options.token.empty()) c->AddMetadata(kAuthorizationKey, "Bearer " + options.token);
         if (withId) c->AddMetadata(kClientIdKey, std::to_string(id));
+        if (withId && !instance.empty()) c->AddMetadata(kInstanceKey, instance);
     }
 
     template <class F> void call(const char* what, F&& f, bool withId = true)
@@ -282,6 +297,7 @@ public:
     std::shared_ptr<grpc::Channel> channel;
     std::unique_ptr<pb::Debugger::Stub> stub;
     uint64_t id = 0;
+    std::string instance; // the server's run that gave the id
     std::string serverName, modelName;
     bool detached = false;
 

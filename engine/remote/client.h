@@ -42,6 +42,10 @@ struct ConnectOptions {
     std::chrono::milliseconds connectTimeout { 5000 };
 };
 
+/// The token in `path` (its first line, trailing blanks cut), as opscope-server writes it. Throws
+/// UsageError naming the file when it cannot be read or holds no token.
+std::string readTokenFile(const std::string& path);
+
 using ControlInfo = debug::ControlInfo;
 using OutputInfo = debug::OutputInfo;
 

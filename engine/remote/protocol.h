@@ -11,6 +11,8 @@ constexpr uint32_t kProtocolVersion = 1;
 
 /// Metadata keys every call after Hello carries.
 constexpr const char* kClientIdKey = "opscope-client";
+/// HelloReply.instance: a server started again on the same address knows a client of its last run.
+constexpr const char* kInstanceKey = "opscope-instance";
 constexpr const char* kAuthorizationKey = "authorization"; ///< "Bearer <token>"
 
 /// FetchTensor's chunks: well below gRPC's default 4 MiB message limit (1 MiB streamed fastest over

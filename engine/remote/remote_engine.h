@@ -38,6 +38,11 @@ public:
     uint64_t start(debug::StartMode mode, bool trainStep) override { return m_client->start(mode, trainStep); }
     bool isRunning() override { return m_client->state().running; }
     uint64_t lastRunId() override { return m_client->state().lastRunId; }
+    RunState runState() override
+    {
+        const remote::Client::State s = m_client->state();
+        return { s.running, s.lastRunId };
+    }
 
     bool continueRun() override;
     bool step() override;
@@ -61,6 +66,9 @@ public:
     std::optional<Tensor> fetchOutput(int index, const Progress& progress) override;
     debug::RunRecord record() override { return m_client->record(); }
     debug::ControlInfo control() override { return m_client->control(); }
+    debug::ControlInfo takeControl() override { return m_client->takeControl(); }
+    debug::ControlInfo releaseControl() override { return m_client->releaseControl(); }
+    debug::ControlInfo handOverControl(uint64_t client) override { return m_client->handOver(client); }
 
 private:
     void runStarted(uint64_t runId) override;

@@ -4,6 +4,10 @@
 #include "remote/protocol.h"
 #include "remote/server_impl.h"
 
+#include <cstdio>
+#include <random>
+#include <string_view>
+
 #include <unistd.h>
 
 #include <fstream>
@@ -53,6 +57,10 @@ ServerImpl::ServerImpl(Session& session, ServeOptions options)
 {
     if (m_options.serverName.empty()) m_options.serverName = "opscope 0.1.0 on " + hostName();
     if (m_options.modelName.empty() && m_options.model) m_options.modelName = m_options.model->source;
+    std::random_device random;
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%08x%08x", random(), random());
+    m_instance = hex;
 }
 
 ServerImpl::~ServerImpl()
@@ -174,13 +182,17 @@ grpc::Status ServerImpl::admit(grpc::ServerContext* ctx, uint64_t* client, bool 
             id = 0;
         }
     }
+    if (auto inst = md.find(remote::kInstanceKey);
+        inst != md.end() && std::string_view(inst->second.data(), inst->second.size()) != m_instance)
+        return { grpc::StatusCode::UNAUTHENTICATED,
+            "client " + std::to_string(id) + " attached to an earlier run of this server (it was started again): attach again" };
     bool controlChanged = false;
     std::string note; // logged after the lock (a log callback may call back)
     {
         std::lock_guard lock(m_mutex);
         auto c = m_clients.find(id);
         if (c == m_clients.end())
-            return { grpc::StatusCode::FAILED_PRECONDITION,
+            return { grpc::StatusCode::UNAUTHENTICATED,
                 "unknown client " + std::to_string(id) + ": call Hello first (and send its client id as "
                     + remote::kClientIdKey + ")" };
         c->second.lastSeen = std::chrono::steady_clock::now();
@@ -236,6 +248,9 @@ void ServerImpl::broadcast(std::shared_ptr<pb::Event> event)
     {
         std::lock_guard lock(m_mutex);
         for (const auto& s : m_subscribers) {
+            if (event->what_case() == pb::Event::kPaused && s->givenPause
+                && *s->givenPause == std::pair<uint64_t, uint64_t>(event->paused().run_id(), event->paused().sequence()))
+                continue; // it had this one when it subscribed
             if (s->queue.size() >= kMaxQueuedEvents)
                 s->overflow = true;
             else
@@ -269,9 +284,8 @@ void ServerImpl::clientVanished(uint64_t client)
         if (wasHolder) m_holder = 0;
     }
     log("client " + std::to_string(client) + " (" + name + ") vanished");
-    if (!wasHolder) return;
-    broadcastControl();
-    if (m_options.onDetach == OnDetach::Continue && m_session.isPaused()) m_session.continueRun();
+    broadcastControl(); // who is attached changed
+    if (wasHolder && m_options.onDetach == OnDetach::Continue && m_session.isPaused()) m_session.continueRun();
 }
 
 void ServerImpl::runStarted(uint64_t runId)

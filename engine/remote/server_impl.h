@@ -15,6 +15,7 @@
 #include <list>
 #include <map>
 #include <mutex>
+#include <optional>
 
 namespace opscope::debug {
 
@@ -72,6 +73,9 @@ private:
         std::deque<std::shared_ptr<const pb::Event>> queue;
         bool overflow = false;
         bool ended = false; ///< its client detached: end the stream
+        /// The pause it was given when it subscribed (run id, sequence): the broadcast of that same
+        /// pause, when the subscription came between the gate stopping and listeners hearing, is skipped.
+        std::optional<std::pair<uint64_t, uint64_t>> givenPause;
     };
 
     /// The token, then the client id; with `control`, that the client holds control (given to it
@@ -100,6 +104,7 @@ private:
     std::condition_variable m_eventCv;
     std::map<uint64_t, Client> m_clients;
     uint64_t m_nextClient = 1;
+    std::string m_instance; // random, per server: ids of another run of it are refused
     uint64_t m_holder = 0;
     std::list<std::shared_ptr<Subscriber>> m_subscribers;
     bool m_shutdown = false;

@@ -68,12 +68,13 @@ Status ServerImpl::Hello(grpc::ServerContext* ctx, const pb::HelloRequest* req, 
             took = true;
         }
         reply->set_client_id(id);
+        reply->set_instance(m_instance);
         reply->set_model(m_options.modelName);
         controlState(id, reply->mutable_control());
     }
     log("client " + std::to_string(id) + " (" + req->client_name().substr(0, 200) + ") attached from " + ctx->peer()
         + (took ? ", in control" : ", watching"));
-    if (took) broadcastControl();
+    broadcastControl(); // who is attached changed (and perhaps who holds control)
     return Status::OK;
 }
 
@@ -86,7 +87,7 @@ Status ServerImpl::Detach(grpc::ServerContext* ctx, const pb::Empty*, pb::Empty*
     {
         std::lock_guard lock(m_mutex);
         auto c = m_clients.find(id);
-        if (c == m_clients.end()) return { StatusCode::FAILED_PRECONDITION, "client " + std::to_string(id) + " has gone" };
+        if (c == m_clients.end()) return { StatusCode::UNAUTHENTICATED, "client " + std::to_string(id) + " has gone: attach again" };
         name = c->second.name;
         m_clients.erase(c);
         for (const auto& sub : m_subscribers)
@@ -96,7 +97,7 @@ Status ServerImpl::Detach(grpc::ServerContext* ctx, const pb::Empty*, pb::Empty*
     }
     m_eventCv.notify_all();
     log("client " + std::to_string(id) + " (" + name + ") detached");
-    if (wasHolder) broadcastControl();
+    broadcastControl(); // who is attached changed
     return Status::OK;
 }
 
@@ -119,7 +120,7 @@ Status ServerImpl::Control(grpc::ServerContext* ctx, const pb::ControlRequest* r
     {
         std::lock_guard lock(m_mutex);
         auto self = m_clients.find(id);
-        if (self == m_clients.end()) return { StatusCode::FAILED_PRECONDITION, "client " + std::to_string(id) + " has gone" };
+        if (self == m_clients.end()) return { StatusCode::UNAUTHENTICATED, "client " + std::to_string(id) + " has gone: attach again" };
         switch (req->action()) {
         case pb::ControlRequest::QUERY:
             break;
@@ -199,7 +200,7 @@ Status ServerImpl::Subscribe(grpc::ServerContext* ctx, const pb::Empty*, grpc::S
     {
         std::lock_guard lock(m_mutex);
         auto c = m_clients.find(id);
-        if (c == m_clients.end()) return { StatusCode::FAILED_PRECONDITION, "client " + std::to_string(id) + " has gone" };
+        if (c == m_clients.end()) return { StatusCode::UNAUTHENTICATED, "client " + std::to_string(id) + " has gone: attach again" };
         c->second.subscriptions++;
         m_subscribers.push_back(sub);
     }
@@ -240,6 +241,7 @@ Status ServerImpl::Subscribe(grpc::ServerContext* ctx, const pb::Empty*, grpc::S
                     && e->paused().sequence() == p->sequence;
             });
             if (!queued) sub->queue.push_front(std::move(current));
+            sub->givenPause = std::pair<uint64_t, uint64_t>(p->runId, p->sequence);
         }
         // The client's subscribe() returns on this: events of anything it starts afterwards reach it.
         writer->SendInitialMetadata();

@@ -30,6 +30,11 @@ QString appUsage()
         "                                dock: saliency, gradient-x-input, gradcam or occlusion\n"
         "  --present LAYER               when the run pauses or ends, open View > Presentation at LAYER\n"
         "                                (1 is the first operator); the screenshot is of it\n"
+        "  --attach HOST:PORT            debug the engine of a server (opscope-server, or a program that\n"
+        "                                serves its session) instead of opening a model\n"
+        "  --token-file F                the server's token (the file opscope-server wrote)\n"
+        "  --tls-ca F                    a TLS server: the certificate (PEM) to trust\n"
+        "  --watch                       attach without taking control (another client holds it)\n"
         "  --quit                        exit after the screenshot, or once the run pauses or ends\n"
         "  --fresh                       ignore the saved window layout, breakpoints and inputs\n"
         "  --tab histogram|values|image  the inspector's tab when the run pauses\n"
@@ -45,7 +50,7 @@ QString appUsage()
         "\n"
         "Exit status: 0 ok, 1 the screenshot could not be written, 2 bad arguments (an input without a\n"
         "shape or value), 3 the model or an input file did not load, 4 the run failed (an input of a\n"
-        "shape the model cannot take).\n");
+        "shape the model cannot take), 5 the server refused the connection or its token.\n");
 }
 
 bool parseAppOptions(const QStringList& arguments, AppOptions* o, QString* error)
@@ -107,6 +112,27 @@ bool parseAppOptions(const QStringList& arguments, AppOptions* o, QString* error
                     return false;
                 }
                 o->present = layer;
+            } else if (is(a, "--attach") || is(a, "--token-file") || is(a, "--tls-ca")) {
+                const QString name = a.section(QLatin1Char('='), 0, 0);
+                if (!value(i, name, &v)) return false;
+                if (v.isEmpty()) {
+                    *error = name + QStringLiteral(": a value is needed");
+                    return false;
+                }
+                if (name == QLatin1String("--attach")) {
+                    const int colon = v.lastIndexOf(QLatin1Char(':'));
+                    bool ok = false;
+                    const int port = colon > 0 ? v.mid(colon + 1).toInt(&ok) : 0;
+                    if (!ok || port < 1 || port > 65535) {
+                        *error = QStringLiteral("--attach %1: expected HOST:PORT (a port from 1 to 65535)").arg(v);
+                        return false;
+                    }
+                    o->attach = v;
+                } else {
+                    (name == QLatin1String("--token-file") ? o->tokenFile : o->tlsCa) = v;
+                }
+            } else if (a == QLatin1String("--watch")) {
+                o->watch = true;
             } else if (is(a, "--tab")) {
                 if (!value(i, QStringLiteral("--tab"), &v)) return false;
                 if (v != QLatin1String("histogram") && v != QLatin1String("values") && v != QLatin1String("image")) {
@@ -142,6 +168,23 @@ bool parseAppOptions(const QStringList& arguments, AppOptions* o, QString* error
             *error = QString::fromStdString(e.what());
             return false;
         }
+    }
+    if (!o->attach.isEmpty()) {
+        const char* local = !o->model.isEmpty() ? "a model"
+            : o->trainStep                      ? "--train-step"
+            : !o->compare.isEmpty()             ? "--compare"
+            : !o->explain.isEmpty()             ? "--explain"
+            : o->present > 0                    ? "--present"
+            : !o->inputs.isEmpty()              ? "--input"
+                                                : nullptr;
+        if (local) {
+            *error = QStringLiteral("--attach: %1 is for a model of this process; the server has its own")
+                         .arg(QLatin1String(local));
+            return false;
+        }
+    } else if (!o->tokenFile.isEmpty() || !o->tlsCa.isEmpty() || o->watch) {
+        *error = QStringLiteral("--token-file, --tls-ca and --watch go with --attach HOST:PORT");
+        return false;
     }
     if (!o->trainStep)
         for (const debug::Breakpoint& b : o->breakpoints)

@@ -11,7 +11,7 @@
 namespace opscope::gui {
 
 /// Exit statuses of `opscope`, as opscope-cli's where they mean the same.
-enum ExitStatus { kExitOk = 0, kExitScreenshotFailed = 1, kExitUsage = 2, kExitLoadFailed = 3, kExitRunFailed = 4 };
+enum ExitStatus { kExitOk = 0, kExitScreenshotFailed = 1, kExitUsage = 2, kExitLoadFailed = 3, kExitRunFailed = 4, kExitRefused = 5 };
 
 /// The exit status of a scripted start whose inputs could not be made (as opscope-cli's).
 int exitStatusOf(InputProblem problem);
@@ -19,7 +19,9 @@ int exitStatusOf(InputProblem problem);
 /// The command line: `opscope [MODEL|sample:NAME] [--break NODE[:before|:after]]… [--break-on COND]…
 /// [--run | --train-step] [--screenshot FILE.png] [--quit] [--fresh] [--tab histogram|values|image]
 /// [--input NAME=ones|zeros|uniform|normal|FILE.npy|IMAGE[:invert]|draw:IMAGE]… [--compare SPEC]
-/// [--explain saliency|gradient-x-input|gradcam|occlusion] [--present LAYER]`.
+/// [--explain saliency|gradient-x-input|gradcam|occlusion] [--present LAYER]`, or
+/// `opscope --attach HOST:PORT [--token-file F] [--tls-ca F] [--watch]` with the breakpoint, run and
+/// screenshot options.
 struct AppOptions {
     QString model; ///< empty: the saved last model, else the default sample
     std::vector<debug::Breakpoint> breakpoints; ///< from --break and --break-on
@@ -41,6 +43,13 @@ struct AppOptions {
     /// --present LAYER: when the run pauses or ends, View ▸ Presentation opens at this layer (1-based);
     /// the screenshot is of the presentation. 0: not.
     int present = 0;
+    /// --attach HOST:PORT: debug the engine of that server (opscope-server, a program that serves
+    /// its session) instead of opening a model; --token-file F its token, --tls-ca F the certificate
+    /// to trust, --watch to attach without taking control.
+    QString attach;
+    QString tokenFile;
+    QString tlsCa;
+    bool watch = false;
     bool explicitBreakpoints() const { return !breakpoints.empty(); }
 };
 

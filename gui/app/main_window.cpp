@@ -174,6 +174,7 @@ MainWindow::MainWindow(const AppOptions& options, QWidget* parent)
     }
     if (!m_options.fresh) restoreWindowSettings();
     rebuildRecentMenu();
+    updateControlStatus();
     updateActions();
     updateStatus();
 }
@@ -294,6 +295,8 @@ void MainWindow::buildMenus()
         a->setToolTip(QString::fromStdString(samples::sampleDescription(n) + "; " + samples::sampleWeights(n)));
     }
     m_recentMenu = file->addMenu(tr("Open &Recent"));
+    file->addSeparator();
+    buildAttach(file);
     file->addSeparator();
     file->addAction(tr("Export Graph as &PNG…"), this, [this] { exportGraph(false); });
     file->addAction(tr("Export Graph as S&VG…"), this, [this] { exportGraph(true); });
@@ -420,8 +423,12 @@ bool MainWindow::saveScreenshot(const QString& path, QString* error)
 
 void MainWindow::closeEvent(QCloseEvent* event)
 {
-    // Stop a paused or going run before the window goes; the worker is joined by the controller.
-    if (m_controller->isActive()) m_controller->stopAndWait(3000);
+    // Stop a paused or going run before the window goes; the worker is joined by the controller. A
+    // server's run is the server's: the window detaches and leaves it as it is.
+    if (m_controller->isAttached())
+        detachFromServer();
+    else if (m_controller->isActive())
+        m_controller->stopAndWait(3000);
     m_train->stopAndWait(3000);
     QSettings s;
     s.setValue(QStringLiteral("window/geometry"), saveGeometry());
@@ -483,7 +490,7 @@ QString MainWindow::modelKey() const
 void MainWindow::saveModelSettings()
 {
     const QString key = modelKey();
-    if (key.isEmpty() || m_options.fresh) return;
+    if (key.isEmpty() || m_options.fresh || m_controller->model()->isRemote()) return; // a server keeps its own
     QSettings s;
     s.setValue(key + QStringLiteral("/spec"), m_controller->model()->spec);
     s.setValue(key + QStringLiteral("/breakpoints"), m_breakpoints->save());
@@ -502,8 +509,12 @@ void MainWindow::restoreModelSettings()
     m_restoringSettings = true;
     const QString key = modelKey();
     QSettings s;
-    const bool saved = !m_options.fresh && s.contains(key + QStringLiteral("/breakpoints"));
-    if (m_firstModel && m_options.explicitBreakpoints()) {
+    const bool remote = m_controller->model()->isRemote();
+    const bool saved = !m_options.fresh && !remote && s.contains(key + QStringLiteral("/breakpoints"));
+    if (remote && !(m_firstModel && m_options.explicitBreakpoints())) {
+        // A server's breakpoints are its own: shown as they are, added to, never replaced.
+        m_breakpoints->refresh();
+    } else if (m_firstModel && m_options.explicitBreakpoints()) {
         m_breakpoints->clear();
         const auto graph = m_controller->model()->graph;
         for (const debug::Breakpoint& b : m_options.breakpoints) {
@@ -529,7 +540,7 @@ void MainWindow::restoreModelSettings()
         if (m_defaultStart && m_controller->model()->spec == QLatin1String(kDefaultSample))
             m_breakpoints->add(debug::parseBreakSpec(kDefaultBreakpoint));
     }
-    if (!m_options.fresh) {
+    if (!m_options.fresh && !remote) {
         std::vector<InputSource> sources;
         for (const QVariant& v : s.value(key + QStringLiteral("/inputs")).toList())
             sources.push_back(inputSourceFromVariant(v.toMap()));

@@ -1,8 +1,11 @@
 #pragma once
 
 #include "gui/app/app_options.h"
+#include "gui/remote/attach_dialog.h"
 #include "gui/session/compare_runner.h"
 #include "gui/session/session_controller.h"
+
+#include <optional>
 
 #include <QMainWindow>
 #include <QPointer>
@@ -21,6 +24,7 @@ class BreakpointsPanel;
 class CompareBar;
 class CompareView;
 class DockLayouts;
+class EngineBanner;
 class GraphPanel;
 class InputPanel;
 class RunRecordPanel;
@@ -115,6 +119,19 @@ public:
     bool openPresentation(int layer = 0);
     PresentationView* presentationView() const { return m_presentation; }
 
+    /// Attaches the window to a server's engine (File ▸ Attach to Server…, --attach): its model is
+    /// drawn, its breakpoints and pause are the window's, runs start there. The token is `token`,
+    /// else read from the server's token file. False with a message when it cannot attach.
+    bool attachToServer(const ServerEntry& server, const QString& token = {}, bool watchOnly = false);
+    /// Back to this process's engine and model; the server keeps running, its breakpoints and pause.
+    void detachFromServer();
+    /// After the engine was lost: attaches to the same server again.
+    bool reconnect();
+    EngineBanner* engineBanner() const { return m_banner; }
+    /// "Fetching … from HOST:PORT" while paused tensors are streamed from a server; empty otherwise.
+    QString fetchText() const { return m_fetchText; }
+    bool isFetching() const { return m_fetching; }
+
     /// Saves the window as a PNG (the --screenshot image). False with `error` set on failure.
     bool saveScreenshot(const QString& path, QString* error = nullptr);
 
@@ -138,12 +155,27 @@ private:
     void updateActions();
     void updateStatus();
     void showMessage(const QString& title, const QString& text);
+    /// True (and a status-bar message) when the model runs on a server: `what` needs it here.
+    bool localOnly(const QString& what);
 
     void onModelLoaded(ModelInfoPtr model);
     /// Shows `model`'s own graph (its fusion groups framed).
     void showModelGraph(const ModelInfo& model);
     void onModelLoadFailed(const QString& spec, const QString& error);
     void onPaused(std::shared_ptr<const debug::PauseEvent> e);
+    /// The paused node's tensors in the inspector (values at hand).
+    void showPausedTensors(const debug::PauseEvent& e, const QString& title, std::vector<InspectedTensor> tensors);
+
+    // Attaching to a server (main_window_attach.cpp).
+    void buildAttach(QMenu* fileMenu);
+    void openAttachDialog();
+    void onAttachChanged();
+    void onEngineLost(const QString& why);
+    void updateControlStatus();
+    /// A server's pause: its tensors are fetched off the GUI thread (progress and latency in the
+    /// status bar), then shown if the run is still paused there.
+    void fetchPausedTensors(std::shared_ptr<const debug::PauseEvent> e, const QString& title,
+        std::vector<InspectedTensor> tensors);
     void onRunFinished(const RunOutcome& outcome);
     void onRunFailed(const QString& error);
     void markExecuted(const debug::RunRecord& record);
@@ -155,6 +187,8 @@ private:
     void syncShownGraph();
     void showNodeTensors(const QString& node);
     std::vector<InspectedTensor> parameterTensorsOf(uint32_t nodeId) const;
+    /// A parameter's values: from the block here, fetched from the server's engine when attached.
+    std::optional<Tensor> parameterValue(const std::string& name) const;
 
     void stepCommand(int kind);
     void runToSelected();
@@ -226,6 +260,17 @@ private:
     QDockWidget* m_compareDock = nullptr;
     CompareResultPtr m_compare;
     CompareSpec m_compareSpec; // the last one asked for (the dialog starts from it)
+    EngineBanner* m_banner = nullptr;
+    QLabel* m_engineLabel = nullptr; // where the engine runs, who holds control
+    QAction* m_attachAction = nullptr;
+    QAction* m_detachAction = nullptr;
+    QAction* m_controlAction = nullptr;
+    ServerEntry m_server; // the one attached to (or last lost), for Reconnect
+    QString m_serverToken; // a typed token, kept for Reconnect (never saved)
+    bool m_serverWatchOnly = false;
+    QString m_fetchText;
+    bool m_fetching = false;
+    quint64 m_fetchGeneration = 0;
 };
 
 } // namespace opscope::gui

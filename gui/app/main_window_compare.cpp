@@ -86,7 +86,7 @@ void MainWindow::openCompareDialog()
 bool MainWindow::startCompare(const CompareSpec& spec)
 {
     const ModelInfoPtr model = m_controller->model();
-    if (!model) return false;
+    if (!model || localOnly(tr("Comparing"))) return false;
     for (const QString& path : { spec.modelB, spec.paramsB, spec.savedB, spec.mapFile })
         if (!path.isEmpty() && !path.startsWith(QStringLiteral("sample:")) && !QFileInfo::exists(path)) {
             showMessage(tr("Compare"), tr("%1: no such file or folder").arg(path));

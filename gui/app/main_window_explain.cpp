@@ -29,6 +29,7 @@ bool MainWindow::showUnitAnatomy(const QString& tensor, const QList<qint64>& ind
         return false;
     };
     if (!e || !graph || e->nodeId >= graph->size()) return refuse(tr("Not paused"));
+    if (localOnly(tr("How a value is computed"))) return false;
     const uint32_t id = e->nodeId;
     const Node& node = graph->node(id);
     if (!debug::hasUnitAnatomy(node))
@@ -79,6 +80,7 @@ bool MainWindow::showChannelExamples(const QString& tensor, int channel)
         return false;
     };
     if (!model || !graph) return refuse(tr("No model"));
+    if (localOnly(tr("What a channel responds to"))) return false;
     // The node whose first output the tensor is.
     std::optional<uint32_t> layer;
     for (uint32_t i = 0; i < graph->size() && !layer; ++i)
@@ -123,7 +125,7 @@ bool MainWindow::showChannelExamples(const QString& tensor, int channel)
 bool MainWindow::openPresentation(int layer)
 {
     const ModelInfoPtr model = m_controller->model();
-    if (!model) return false;
+    if (!model || localOnly(tr("Presentation"))) return false;
     if (model->inputNames.size() != 1) {
         statusBar()->showMessage(tr("Presenting needs a model of one input"), 8000);
         return false;

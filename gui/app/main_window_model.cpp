@@ -19,6 +19,7 @@
 #include <QLabel>
 #include <QRegularExpression>
 #include <QSettings>
+#include <QTimer>
 
 namespace opscope::gui {
 
@@ -47,10 +48,12 @@ void MainWindow::showModelGraph(const ModelInfo& model)
 
 void MainWindow::onModelLoaded(ModelInfoPtr model)
 {
-    if (!model->isSample()) addRecentFile(model->spec);
-    if (!m_options.fresh) QSettings().setValue(QStringLiteral("files/lastModel"), model->spec);
-    setWindowTitle(QStringLiteral("%1 — opscope").arg(model->title));
+    if (!model->isSample() && !model->isRemote()) addRecentFile(model->spec);
+    if (!m_options.fresh && !model->isRemote()) QSettings().setValue(QStringLiteral("files/lastModel"), model->spec);
+    setWindowTitle(model->isRemote() ? tr("%1 on %2 — opscope").arg(model->title, model->server)
+                                     : QStringLiteral("%1 — opscope").arg(model->title));
     showModelGraph(*model);
+    m_breakpoints->setEngine(&m_controller->engine()); // a server's, once attached
     m_breakpoints->setGraph(model->graph);
     m_shownGraph = model->graph;
     std::vector<InputSpec> specs;
@@ -126,6 +129,10 @@ void MainWindow::onModelLoaded(ModelInfoPtr model)
             m_exitStatus = m_startFailure;
             scriptCheckpoint(false);
         }
+    } else if (first && model->isRemote() && m_controller->isActive() && (!m_options.screenshot.isEmpty() || m_options.quit)) {
+        // Attached to a run going on there: its pause is on the way (the first event), or its end;
+        // a run that does neither for a while is pictured as it is.
+        QTimer::singleShot(10000, this, [this] { scriptCheckpoint(false); });
     } else if (first && (!m_options.screenshot.isEmpty() || m_options.quit)) {
         scriptCheckpoint(false);
     }

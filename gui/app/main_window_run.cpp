@@ -45,6 +45,15 @@ QString formatDuration(qint64 ns)
 
 void MainWindow::startUp()
 {
+    if (!m_options.attach.isEmpty()) {
+        const bool scripted = !m_options.screenshot.isEmpty() || m_options.quit;
+        if (attachToServer({ m_options.attach, m_options.tokenFile, m_options.tlsCa }, {}, m_options.watch)) return;
+        if (scripted) {
+            finishScript(kExitRefused);
+            return;
+        }
+        // Interactive: the window opens its usual model; File ▸ Attach tries again.
+    }
     QString spec = m_options.model;
     if (spec.isEmpty() && !m_options.fresh) spec = QSettings().value(QStringLiteral("files/lastModel")).toString();
     if (spec.isEmpty()) {
@@ -57,6 +66,12 @@ void MainWindow::startUp()
 bool MainWindow::startRun(bool pauseAtEntry)
 {
     if (!m_controller->model()) return false;
+    if (m_controller->isAttached()) { // the server runs with the inputs it has
+        if (m_controller->start({}, pauseAtEntry)) return true;
+        m_startFailure = kExitRunFailed;
+        showMessage(tr("Run"), m_controller->lastError());
+        return false;
+    }
     if (m_train->isTraining()) {
         showMessage(tr("Run"), tr("The model is training: stop the training first"));
         return false;
@@ -122,6 +137,22 @@ void MainWindow::toggleBreakpointOnSelected()
     m_breakpoints->toggleNode(node, OpPhase::Before);
 }
 
+std::optional<Tensor> MainWindow::parameterValue(const std::string& name) const
+{
+    const ModelInfoPtr model = m_controller->model();
+    if (model->block) {
+        const gluon::ParameterDict params = model->block->collect_params();
+        if (!params.contains(name) || !params.at(name)->initialized()) return std::nullopt;
+        return params.at(name)->data().copy();
+    }
+    // On a server: its engine has the weights (a run's graph names them as its variables).
+    try {
+        return m_controller->engine().fetch(name);
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
+
 std::vector<InspectedTensor> MainWindow::parameterTensorsOf(uint32_t nodeId) const
 {
     std::vector<InspectedTensor> out;
@@ -129,15 +160,12 @@ std::vector<InspectedTensor> MainWindow::parameterTensorsOf(uint32_t nodeId) con
     if (!graph) graph = m_controller->model()->graph;
     if (!graph || nodeId >= graph->size()) return out;
     const Node& n = graph->node(nodeId);
-    const gluon::ParameterDict params = m_controller->model()->block->collect_params();
+    const ModelInfoPtr model = m_controller->model();
     for (size_t i = 0; i < n.inputs.size(); ++i) {
         const Node& src = graph->node(n.inputs[i].node);
-        if (!src.isVariable() || !params.contains(src.name)) continue;
-        const gluon::ParamPtr p = params.at(src.name);
-        if (!p->initialized()) continue;
-        out.push_back({ QString::fromStdString(src.name),
-            graph->isAuxiliary(n.inputs[i].node) ? QStringLiteral("aux") : QStringLiteral("weight"),
-            p->data().copy() });
+        if (!src.isVariable() || !model->isParameter(src.name)) continue;
+        const QString role = graph->isAuxiliary(n.inputs[i].node) ? QStringLiteral("aux") : QStringLiteral("weight");
+        if (std::optional<Tensor> t = parameterValue(src.name)) out.push_back({ QString::fromStdString(src.name), role, *t });
     }
     return out;
 }
@@ -164,7 +192,7 @@ void MainWindow::onPaused(std::shared_ptr<const debug::PauseEvent> e)
     // The paused node's tensors; inputs that are parameters or auxiliary states named as such.
     std::vector<InspectedTensor> tensors;
     const auto graph = m_controller->engine().graph();
-    const gluon::ParameterDict params = m_controller->model()->block->collect_params();
+    const ModelInfoPtr model = m_controller->model();
     for (const debug::PausedTensor& t : e->tensors) {
         QString role = t.isInput ? QStringLiteral("input") : QStringLiteral("output");
         if (t.isInput && graph && e->nodeId < graph->size()) {
@@ -174,13 +202,23 @@ void MainWindow::onPaused(std::shared_ptr<const debug::PauseEvent> e)
                 const Node& s = graph->node(src);
                 if (s.isVariable() && graph->isAuxiliary(src))
                     role = QStringLiteral("aux");
-                else if (s.isVariable() && params.contains(s.name))
+                else if (s.isVariable() && model->isParameter(s.name))
                     role = QStringLiteral("weight");
             }
         }
         tensors.push_back({ QString::fromStdString(t.name), role, t.values });
     }
     const QString title = QStringLiteral("%1 (%2) — %3").arg(node, QString::fromStdString(e->op), phaseName(e->phase));
+    updateStatus();
+    if (m_controller->isAttached())
+        fetchPausedTensors(e, title, std::move(tensors));
+    else
+        showPausedTensors(*e, title, std::move(tensors));
+}
+
+void MainWindow::showPausedTensors(const debug::PauseEvent& pause, const QString& title, std::vector<InspectedTensor> tensors)
+{
+    const debug::PauseEvent* e = &pause;
     auto connection = std::make_shared<QMetaObject::Connection>();
     *connection = connect(m_inspector, &TensorInspector::histogramReady, this, [this, connection, seq = e->sequence] {
         QObject::disconnect(*connection);
@@ -195,13 +233,16 @@ void MainWindow::onPaused(std::shared_ptr<const debug::PauseEvent> e)
                 : m_options.tab == QLatin1String("image")                   ? TensorInspector::Tab::Image
                                                                             : TensorInspector::Tab::Histogram);
     explainRun();
-    updateStatus();
 }
 
 void MainWindow::explainRun()
 {
     const ModelInfoPtr model = m_controller->model();
     if (!model) return;
+    if (model->isRemote()) {
+        m_explain->clearSubject(tr("Explaining runs the model here, with its weights; this one runs on %1.").arg(model->server));
+        return;
+    }
     if (m_options.present > 0 && !m_presentation) openPresentation(m_options.present - 1);
     if (!m_options.explain.isEmpty()) {
         m_explain->setMethod(debug::parseMethod(m_options.explain.toStdString()));
@@ -327,11 +368,8 @@ void MainWindow::showNodeTensors(const QString& node)
     std::vector<InspectedTensor> tensors = parameterTensorsOf(*id);
     const Node& n = graph->node(*id);
     if (n.isVariable()) {
-        if (tensors.empty()) {
-            const gluon::ParameterDict params = m_controller->model()->block->collect_params();
-            if (params.contains(n.name) && params.at(n.name)->initialized())
-                tensors.push_back({ node, QStringLiteral("weight"), params.at(n.name)->data().copy() });
-        }
+        if (tensors.empty() && m_controller->model()->isParameter(n.name))
+            if (std::optional<Tensor> t = parameterValue(n.name)) tensors.push_back({ node, QStringLiteral("weight"), *t });
     } else {
         for (int i = 0; i < n.numOutputs; ++i) {
             const std::string name = graph->outputName({ *id, static_cast<uint32_t>(i), 0 });
@@ -359,16 +397,18 @@ void MainWindow::updateActions()
     const bool active = m_controller->isActive();
     // A training uses the block: no debug run starts meanwhile; a paused training step takes commands.
     const bool trainingActive = m_train && m_train->isTraining();
-    const bool canStart = model && (paused || (!active && !trainingActive));
+    // Attached without control: the window watches (its commands would be refused).
+    const bool canStart = model && m_controller->hasControl() && (paused || (!active && !trainingActive));
     action(Action::Run)->setEnabled(canStart);
     action(Action::Run)->setText(paused ? tr("&Continue") : tr("&Run"));
-    action(Action::Pause)->setEnabled(s == S::Running);
-    action(Action::Stop)->setEnabled(active);
+    action(Action::Pause)->setEnabled(s == S::Running && m_controller->hasControl());
+    action(Action::Stop)->setEnabled(active && m_controller->hasControl());
     action(Action::StepOver)->setEnabled(canStart);
     action(Action::StepInto)->setEnabled(canStart);
     action(Action::StepOut)->setEnabled(paused);
     action(Action::RunTo)->setEnabled(canStart);
     action(Action::ToggleBreakpoint)->setEnabled(model);
+    if (m_attachAction) m_attachAction->setEnabled(!m_train->isTraining());
 }
 
 QString MainWindow::statusText() const
@@ -425,8 +465,13 @@ void MainWindow::scriptCheckpoint(bool paused)
     auto tries = std::make_shared<int>(0);
     timer->setInterval(50);
     connect(timer, &QTimer::timeout, this, [this, timer, tries] {
+        if (m_scriptFinished) { // an earlier checkpoint took the picture
+            timer->stop();
+            timer->deleteLater();
+            return;
+        }
         const bool comparing = m_compareRunner->isRunning();
-        const bool busy = m_graph->view()->isLayoutPending() || m_inspector->isComputing()
+        const bool busy = m_graph->view()->isLayoutPending() || m_inspector->isComputing() || m_fetching
             || m_inspector->featureMapView()->isRendering() || comparing
             || (!m_options.explain.isEmpty() && m_explain->isComputing())
             || (m_presentation && (m_presentation->isRecording() || m_presentation->featureMaps()->isRendering()));
@@ -454,7 +499,10 @@ void MainWindow::finishScript(int status)
     m_exitStatus = status;
     Q_EMIT scriptDone(status);
     if (m_options.quit) {
-        if (m_controller->isActive()) m_controller->stopAndWait(3000);
+        if (m_controller->isAttached())
+            detachFromServer(); // the server's run stays as it is
+        else if (m_controller->isActive())
+            m_controller->stopAndWait(3000);
         QTimer::singleShot(0, this, [this, status] {
             close();
             QCoreApplication::exit(status);

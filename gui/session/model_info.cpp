@@ -1,5 +1,7 @@
 #include "gui/session/model_info.h"
 
+#include <algorithm>
+
 #include "load/model_loader.h"
 #include "load/onnx_loader.h"
 #include "models/registry.h"
@@ -120,9 +122,17 @@ ModelInfoPtr remoteModelInfo(const debug::ModelDescription& d, const QString& se
         }
         if (!known) info->entryShapes.clear();
     }
-    for (const auto& [name, shape] : d.parameters)
+    for (const auto& [name, shape] : d.parameters) {
+        info->parameterNames.push_back(name);
         if (shape.known()) info->parameterCount += shape.size();
+    }
     return info;
+}
+
+bool ModelInfo::isParameter(const std::string& name) const
+{
+    if (block) return block->collect_params().contains(name);
+    return std::find(parameterNames.begin(), parameterNames.end(), name) != parameterNames.end();
 }
 
 ModelInfoPtr withInputShapes(const ModelInfo& model, const std::vector<Shape>& inputShapes)

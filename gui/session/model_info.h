@@ -49,6 +49,10 @@ struct ModelInfo {
     QString server;
     bool isSample() const { return spec.startsWith(QStringLiteral("sample:")); }
     bool isRemote() const { return !server.isEmpty(); }
+    /// A model on a server: its parameters' names (the block's, here).
+    std::vector<std::string> parameterNames;
+    /// Whether `name` is a parameter of the model (its block's, or as the server described it).
+    bool isParameter(const std::string& name) const;
     /// The model as the engine's loader describes it (for load::withLabels, load::blockInputNames).
     load::LoadedModel loaded() const;
 };

@@ -59,11 +59,23 @@ public:
         o.stopped = stopped;
         // The engine keeps copies (with static_alloc the next run reuses the buffers).
         try {
-            for (size_t i = 0; i < outputs.size(); ++i)
-                if (std::optional<Tensor> t = m_engine.fetchOutput(static_cast<int>(i)))
-                    o.outputs.push_back(*t);
+            for (size_t i = 0; i < outputs.size(); ++i) {
+                std::optional<Tensor> t = m_engine.fetchOutput(static_cast<int>(i));
+                if (!t) { // all or none: a missing one would shift the others' indices
+                    o.outputs.clear();
+                    break;
+                }
+                o.outputs.push_back(std::move(*t));
+            }
             o.record = std::make_shared<const debug::RunRecord>(m_engine.record());
+            // A server's engine goes on while this is asked: if another run started meanwhile, what
+            // came back may be that run's (run ids only grow, so one look afterwards tells).
+            if (m_engine.isRemote() && m_engine.lastRunId() != runId) {
+                o.outputs.clear();
+                o.record = std::make_shared<const debug::RunRecord>();
+            }
         } catch (const std::exception&) { // a server gone meanwhile: its loss is reported apart
+            o.outputs.clear();
             o.record = std::make_shared<const debug::RunRecord>();
         }
         post([o = std::move(o)](SessionController* c) mutable { c->onFinished(o.runId, std::move(o)); });
@@ -73,6 +85,11 @@ public:
     {
         const QString text = QString::fromStdString(error);
         post([runId, text](SessionController* c) { c->onFailed(runId, text); });
+    }
+
+    void controlChanged(const debug::ControlInfo& control) override
+    {
+        post([control](SessionController* c) { c->onControlChanged(control); });
     }
 
     void disconnected(const std::string& why) override
@@ -107,6 +124,7 @@ SessionController::SessionController(QObject* parent)
     , m_listener(std::make_unique<Listener>(this, *m_engine, 1))
     , m_active(m_engine.get())
 {
+    m_engine->setPauseStatistics(false); // the window computes what it shows, on demand
     m_engine->setListener(m_listener.get());
     qRegisterMetaType<ModelInfoPtr>();
     qRegisterMetaType<RunOutcome>();
@@ -202,6 +220,10 @@ void SessionController::adoptModel(ModelInfoPtr model)
 
 bool SessionController::setInputShapes(const std::vector<Shape>& shapes)
 {
+    if (m_remote) {
+        m_lastError = QStringLiteral("the model runs on %1 with the inputs it has there").arg(engineLocation());
+        return false;
+    }
     if (!m_model || m_session->isRunning()) {
         m_lastError = m_model ? QStringLiteral("a run is going on") : QStringLiteral("no model loaded");
         return false;
@@ -357,6 +379,7 @@ bool SessionController::attach(const remote::ConnectOptions& options)
     if (isActive() || m_session->isRunning()) stopAndWait();
     m_localModel = m_model;
     m_remote = std::move(engine);
+    m_engineLost = false;
     m_active = m_remote.get();
     m_model = std::move(model);
     m_lastRecord.reset();
@@ -364,15 +387,27 @@ bool SessionController::attach(const remote::ConnectOptions& options)
     m_pause.reset();
     bool running = false;
     try {
-        // Runs up to the last one started are the server's past, but one going on is adopted (its
-        // pause comes first on the event stream).
-        const uint64_t last = m_remote->lastRunId();
-        running = m_remote->isRunning();
-        m_runId = running ? last : 0;
-        m_adoptAfter = last;
+        // Subscribed first, then the state read: a run started after the read is heard from its
+        // start. Runs up to the last one started are the server's past, but one going on is adopted
+        // (its pause comes first on the event stream). Events reach this thread only after this
+        // function returns, so the ids below are set before any is looked at.
         m_activeListener = ++m_listenerIds;
         m_remoteListener = std::make_unique<Listener>(this, *m_remote, m_activeListener);
         m_remote->setListener(m_remoteListener.get());
+        const debug::Engine::RunState state = m_remote->runState();
+        m_control = m_remote->control();
+        // The Record menu's level holds for the engine the window drives (the run record panel
+        // fills from it); a watcher, or a run going on there, leaves the server's as it is.
+        if (m_control.youHold && !state.running) {
+            debug::SessionOptions o = m_remote->options();
+            if (o.record != m_recordLevel) {
+                o.record = m_recordLevel;
+                m_remote->setOptions(o);
+            }
+        }
+        running = state.running;
+        m_runId = running ? state.lastRunId : 0;
+        m_adoptAfter = state.lastRunId;
     } catch (const std::exception& e) {
         m_lastError = QString::fromStdString(e.what());
         detach();
@@ -393,6 +428,7 @@ void SessionController::detach()
     } catch (const std::exception&) {
     }
     m_remote.reset(); // the client detaches: the server keeps its state
+    m_control = {};
     m_remoteListener.reset();
     m_activeListener = 1;
     m_active = m_engine.get();
@@ -407,9 +443,69 @@ void SessionController::detach()
     if (m_model) Q_EMIT modelLoaded(m_model);
 }
 
+QFuture<SessionController::Fetched> SessionController::fetchTensors(std::vector<std::string> names, FetchProgress progress)
+{
+    // The engine is held by the task: a detach meanwhile leaves it to finish (its answer dropped
+    // by whoever looks at the pause it was for).
+    std::shared_ptr<debug::Engine> engine = m_remote;
+    if (!engine) engine = std::shared_ptr<debug::Engine>(std::shared_ptr<void>(), m_engine.get()); // lives with this
+    return QtConcurrent::run([engine, names = std::move(names), progress = std::move(progress)] {
+        Fetched out;
+        for (size_t i = 0; i < names.size(); ++i) {
+            try {
+                out.tensors.push_back(engine->fetch(names[i], [&](size_t received, size_t total) {
+                    if (progress) progress(i, received, total);
+                }));
+            } catch (const std::exception& e) {
+                out.tensors.push_back(std::nullopt);
+                if (out.error.isEmpty()) out.error = QString::fromStdString(e.what());
+            }
+        }
+        return out;
+    });
+}
+
+void SessionController::onControlChanged(debug::ControlInfo control)
+{
+    if (!m_remote) return;
+    // A broadcast is the same for every client: whether it is this one's is told by the id.
+    control.youHold = control.holder != 0 && control.holder == m_remote->client().clientId();
+    m_control = std::move(control);
+    Q_EMIT controlChanged();
+}
+
+bool SessionController::controlCall(const std::function<debug::ControlInfo()>& f)
+{
+    if (!m_remote) return true; // this process's engine: always its own
+    try {
+        m_control = f();
+    } catch (const std::exception& e) {
+        m_lastError = QString::fromStdString(e.what());
+        return false;
+    }
+    Q_EMIT controlChanged();
+    return true;
+}
+
+bool SessionController::takeControl()
+{
+    return controlCall([this] { return m_remote->takeControl(); });
+}
+
+bool SessionController::releaseControl()
+{
+    return controlCall([this] { return m_remote->releaseControl(); });
+}
+
+bool SessionController::handOverControl(quint64 client)
+{
+    return controlCall([this, client] { return m_remote->handOverControl(client); });
+}
+
 void SessionController::onEngineLost(const QString& why)
 {
     if (!m_remote) return;
+    m_engineLost = true;
     m_lastError = why;
     m_pause.reset();
     setState(State::Failed);

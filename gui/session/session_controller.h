@@ -5,9 +5,12 @@
 #include "debug/session.h"
 #include "gui/session/model_info.h"
 
+#include <functional>
 #include <memory>
+#include <optional>
 
 #include <QElapsedTimer>
+#include <QFuture>
 #include <QFutureWatcher>
 #include <QObject>
 
@@ -47,15 +50,37 @@ public:
 
     /// Attaches to the engine of a server (opscope-server, a program that serves its session): its
     /// model becomes the current one (no block: the weights stay there) and its runs, pauses and
-    /// breakpoints are the window's. A run of this process's own is stopped first. False with
+    /// breakpoints are the window's; holding control, the record level is applied to it. A run of
+    /// this process's own is stopped first. False with
     /// lastError() set when the server refuses or cannot be reached.
     bool attach(const remote::ConnectOptions& options);
     /// Back to this process's engine and its model; the server keeps running, with its breakpoints
     /// and its paused state.
     void detach();
     bool isAttached() const { return m_remote != nullptr; }
+    /// Attached, and the server's event stream has ended (engineLost): nothing runs there any more.
+    bool isEngineLost() const { return m_remote != nullptr && m_engineLost; }
     /// "this process", or the server's HOST:PORT.
     QString engineLocation() const { return QString::fromStdString(m_active->where()); }
+    /// Who holds control of the engine (this process always holds its own). Kept up to date from the
+    /// server's events; controlChanged follows a change.
+    const debug::ControlInfo& control() const { return m_control; }
+    bool hasControl() const { return !m_remote || (m_control.youHold && !m_engineLost); }
+    /// Takes control of the attached engine, gives it up, hands it to another client (an id of
+    /// control().clients); false with lastError() set when the server refuses (another holds it).
+    /// Fetches tensors by name off this thread (a server's engine streams them; this process's has
+    /// them at hand); `progress(index, received, total)` is called on the fetching thread. A tensor
+    /// the engine does not have is nullopt; a failure (a server gone) also sets `error`.
+    struct Fetched {
+        std::vector<std::optional<Tensor>> tensors;
+        QString error;
+    };
+    using FetchProgress = std::function<void(size_t index, size_t received, size_t total)>;
+    QFuture<Fetched> fetchTensors(std::vector<std::string> names, FetchProgress progress = {});
+
+    bool takeControl();
+    bool releaseControl();
+    bool handOverControl(quint64 client);
     State state() const { return m_state; }
     bool isActive() const { return m_state == State::Running || m_state == State::Paused; }
     ModelInfoPtr model() const { return m_model; }
@@ -111,6 +136,8 @@ Q_SIGNALS:
     void detached();
     /// The attached server's event stream ended: the engine is gone (`why`); the model stays shown.
     void engineLost(const QString& why);
+    /// Control of the attached engine changed hands (control() says who holds it).
+    void controlChanged();
 
 private:
     class Listener;
@@ -121,16 +148,20 @@ private:
     void onFinished(quint64 runId, RunOutcome outcome);
     void onFailed(quint64 runId, const QString& error);
     void onEngineLost(const QString& why);
+    void onControlChanged(debug::ControlInfo control);
+    bool controlCall(const std::function<debug::ControlInfo()>& f);
     /// `f()` (a command), false when it was refused (lastError() says why; a server may be gone).
     bool command(const std::function<bool()>& f);
 
     std::unique_ptr<debug::Session> m_session;
     std::unique_ptr<debug::LocalEngine> m_engine; // over m_session: runs, commands, breakpoints, events
     std::unique_ptr<Listener> m_listener; // the engine's
-    std::unique_ptr<remote::RemoteEngine> m_remote; // while attached
+    std::shared_ptr<remote::RemoteEngine> m_remote; // while attached (a fetch going on holds it too)
     std::unique_ptr<Listener> m_remoteListener;
     debug::Engine* m_active = nullptr; // m_engine, or m_remote while attached
     ModelInfoPtr m_localModel; // the model of this process's engine, while attached
+    debug::ControlInfo m_control; // of the attached engine
+    bool m_engineLost = false;
     quint64 m_activeListener = 1; // whose events count: 1, this process's engine; else the server's
     quint64 m_listenerIds = 1;
     State m_state = State::Idle;

@@ -209,12 +209,16 @@ void TrainPanel::arrange(Arrangement arrangement)
 
 bool TrainPanel::canTrainModel() const
 {
-    return m_model && samples::hasTrainingData(sampleName(*m_model).toStdString());
+    return m_model && !m_model->isRemote() && samples::hasTrainingData(sampleName(*m_model).toStdString());
 }
 
 QString TrainPanel::unavailableMessage() const
 {
     if (!m_model) return tr("No model");
+    if (m_model->isRemote())
+        return tr("The model runs on %1: training it here needs its weights here. A server started with "
+                  "--train serves its training steps (Run steps through them).")
+            .arg(m_model->server);
     return canTrainModel() ? QString() : tr("This model has no training data: mlp, lenet and fashion train");
 }
 

@@ -135,3 +135,26 @@ TEST(OpscopeExecutable, TrainStepStopsInTheBackwardPass)
     EXPECT_EQ(r.status, kExitUsage);
     EXPECT_TRUE(r.err.contains(QStringLiteral("training data"))) << r.err.toStdString();
 }
+
+TEST(AppOptions, AttachTakesAServerAddressAndItsTokenAndNoModel)
+{
+    AppOptions o;
+    QString error;
+    ASSERT_TRUE(parseAppOptions({ QStringLiteral("--attach"), QStringLiteral("10.0.0.2:50051"),
+                                    QStringLiteral("--token-file=t.token"), QStringLiteral("--watch"),
+                                    QStringLiteral("--break"), QStringLiteral("a:after"), QStringLiteral("--run") },
+        &o, &error))
+        << error.toStdString();
+    EXPECT_EQ(o.attach, QStringLiteral("10.0.0.2:50051"));
+    EXPECT_EQ(o.tokenFile, QStringLiteral("t.token"));
+    EXPECT_TRUE(o.watch);
+    EXPECT_EQ(o.breakpoints.size(), 1u);
+    EXPECT_FALSE(parseAppOptions({ QStringLiteral("--attach"), QStringLiteral("somehost") }, &o, &error));
+    EXPECT_TRUE(error.contains(QStringLiteral("HOST:PORT"))) << error.toStdString();
+    EXPECT_FALSE(parseAppOptions({ QStringLiteral("--attach"), QStringLiteral("h:70000") }, &o, &error));
+    EXPECT_FALSE(parseAppOptions({ QStringLiteral("sample:mlp"), QStringLiteral("--attach"), QStringLiteral("h:1") }, &o, &error));
+    EXPECT_TRUE(error.contains(QStringLiteral("a model"))) << error.toStdString();
+    EXPECT_FALSE(parseAppOptions({ QStringLiteral("--attach=h:1"), QStringLiteral("--train-step") }, &o, &error));
+    EXPECT_FALSE(parseAppOptions({ QStringLiteral("--token-file"), QStringLiteral("t") }, &o, &error));
+    EXPECT_TRUE(error.contains(QStringLiteral("--attach"))) << error.toStdString();
+}

@@ -5,7 +5,7 @@
 #include "debug/session.h"
 #include "gui/session/session_controller.h"
 #include "models/registry.h"
-#include "remote/server.h"
+#include "remote/remote_test_util.h"
 
 #include <gtest/gtest.h>
 
@@ -18,38 +18,12 @@ using namespace opscope::gui;
 
 namespace {
 
-// The lenet sample served from a session of this process.
-struct Served {
+// The lenet sample served from a session of this process, described before its first run.
+struct Served : remote::test::ServedSample {
     Served()
+        : ServedSample("lenet", {}, true)
     {
-        sample = samples::makeSample("lenet");
-        sample.block->hybridize();
-        session.load(sample.block, sample.inputNames);
-        session.setInputs(sample.defaultInputs);
-        debug::ModelDescription d;
-        d.source = "sample:lenet";
-        d.graph = sample.block->trace({ sample.defaultInputs[0].shape() });
-        d.inputs.push_back({ sample.inputNames[0], sample.defaultInputs[0].shape(), {} });
-        debug::ServeOptions o;
-        o.model = d;
-        server = debug::serve(session, o);
     }
-    ~Served()
-    {
-        server.reset();
-        session.stop();
-        session.waitUntilIdle(std::chrono::seconds(30));
-    }
-    remote::ConnectOptions connect(const std::string& name) const
-    {
-        remote::ConnectOptions o;
-        o.address = server->address();
-        o.clientName = name;
-        return o;
-    }
-    samples::Sample sample;
-    debug::Session session;
-    std::unique_ptr<debug::Server> server;
 };
 
 bool waitFor(SessionController& c, SessionController::State s, int ms = 20000)

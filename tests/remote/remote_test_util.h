@@ -79,14 +79,22 @@ inline int codeOf(const std::function<void()>& f)
     return 0;
 }
 
-/// A sample's session, served on a free loopback port.
+/// A sample's session, served on a free loopback port. `describe`: the server describes the model
+/// before its first run (as opscope-server does), not only from the graph of the last run.
 struct ServedSample {
-    explicit ServedSample(const std::string& name, debug::ServeOptions options = {})
+    explicit ServedSample(const std::string& name, debug::ServeOptions options = {}, bool describe = false)
         : sample(samples::makeSample(name))
     {
         sample.block->hybridize();
         session.load(sample.block, sample.inputNames);
         session.setInputs(sample.defaultInputs);
+        if (describe && !options.model) {
+            debug::ModelDescription d;
+            d.source = "sample:" + name;
+            d.graph = sample.block->trace({ sample.defaultInputs[0].shape() });
+            d.inputs.push_back({ sample.inputNames[0], sample.defaultInputs[0].shape(), {} });
+            options.model = d;
+        }
         options.log = [this](const std::string& line) {
             std::lock_guard lock(logMutex);
             log.push_back(line);

@@ -1,0 +1,268 @@
+// MainWindow: attaching to a server's engine (File ▸ Attach to Server…, --attach), the banner when
+// it is lost, control of a shared engine, and a server's paused tensors fetched with progress.
+
+#include "gui/app/main_window.h"
+
+#include "gui/explain/explain_panel.h"
+#include "gui/graph/graph_model.h"
+#include "gui/graph/graph_panel.h"
+#include "gui/inputs/input_panel.h"
+#include "gui/panels/breakpoint_model.h"
+#include "gui/remote/engine_banner.h"
+#include "gui/tensor/inspected_tensor.h"
+#include "gui/tensor/tensor_inspector.h"
+#include "gui/train/train_panel.h"
+#include "remote/client.h"
+
+#include <QAction>
+#include <QBoxLayout>
+#include <QElapsedTimer>
+#include <QFutureWatcher>
+#include <QLabel>
+#include <QMenu>
+#include <QPointer>
+#include <QStatusBar>
+
+namespace opscope::gui {
+
+namespace {
+    QString megabytes(size_t bytes)
+    {
+        return QStringLiteral("%1 MB").arg(static_cast<double>(bytes) / 1e6, 0, 'f', bytes < 10'000'000 ? 2 : 1);
+    }
+}
+
+void MainWindow::buildAttach(QMenu* file)
+{
+    m_attachAction = file->addAction(tr("&Attach to Server…"), this, [this] { openAttachDialog(); });
+    m_attachAction->setToolTip(tr("Debug the engine of opscope-server or of a program that serves its session"));
+    m_detachAction = file->addAction(tr("&Detach from Server"), this, [this] { detachFromServer(); });
+    m_controlAction = file->addAction(tr("Take &Control"), this, [this] {
+        const bool ok = m_controller->hasControl() ? m_controller->releaseControl() : m_controller->takeControl();
+        if (!ok) showMessage(tr("Control"), m_controller->lastError());
+    });
+    m_controlAction->setToolTip(tr("Several clients may attach: one holds control (its commands run), the others watch"));
+
+    m_banner = new EngineBanner(m_graph);
+    // Above everything the graph panel shows under its toolbar.
+    if (auto* box = qobject_cast<QBoxLayout*>(m_graph->layout())) box->insertWidget(1, m_banner);
+    connect(m_banner, &EngineBanner::reconnectRequested, this, [this] { reconnect(); });
+    connect(m_banner, &EngineBanner::detachRequested, this, [this] { detachFromServer(); });
+
+    m_engineLabel = new QLabel(this);
+    m_engineLabel->setStyleSheet(QStringLiteral("QLabel { padding: 0 6px; }"));
+    statusBar()->addPermanentWidget(m_engineLabel);
+
+    connect(m_controller, &SessionController::attached, this, [this] { onAttachChanged(); });
+    connect(m_controller, &SessionController::detached, this, [this] { onAttachChanged(); });
+    connect(m_controller, &SessionController::engineLost, this, &MainWindow::onEngineLost);
+    connect(m_controller, &SessionController::controlChanged, this, [this] {
+        updateControlStatus();
+        updateActions();
+    });
+}
+
+void MainWindow::openAttachDialog()
+{
+    AttachDialog dialog(this);
+    if (!m_server.address.isEmpty()) dialog.setServer(m_server);
+    if (dialog.exec() != QDialog::Accepted) return;
+    attachToServer(dialog.server(), dialog.typedToken(), dialog.watchOnly());
+}
+
+bool MainWindow::attachToServer(const ServerEntry& server, const QString& token, bool watchOnly)
+{
+    remote::ConnectOptions o;
+    o.address = server.address.toStdString();
+    o.tlsCaFile = server.tlsCa.toStdString();
+    o.clientName = "opscope window";
+    o.watchOnly = watchOnly;
+    try {
+        if (!token.isEmpty())
+            o.token = token.toStdString();
+        else if (!server.tokenFile.isEmpty())
+            o.token = remote::readTokenFile(server.tokenFile.toStdString());
+    } catch (const std::exception& e) {
+        showMessage(tr("Attach to Server"), QString::fromStdString(e.what()));
+        return false;
+    }
+    m_train->stopAndWait(3000); // a training here uses this process's engine
+    m_stateLabel->setText(tr("Attaching to %1…").arg(server.address));
+    m_server = server;
+    m_serverToken = token;
+    m_serverWatchOnly = watchOnly;
+    if (!m_controller->attach(o)) {
+        showMessage(tr("Attach to Server"), tr("%1: %2").arg(server.address, m_controller->lastError()));
+        updateStatus();
+        return false;
+    }
+    rememberServer(server);
+    return true;
+}
+
+void MainWindow::detachFromServer()
+{
+    ++m_fetchGeneration; // a fetch still going on is for the server's pause: dropped
+    m_fetching = false;
+    m_fetchText.clear();
+    m_controller->detach();
+}
+
+bool MainWindow::reconnect()
+{
+    if (m_server.address.isEmpty()) return false;
+    m_banner->showReconnecting(m_server.address);
+    if (attachToServer(m_server, m_serverToken, m_serverWatchOnly)) return true;
+    m_banner->showLost(tr("The engine on %1 is gone and did not answer again: %2")
+                           .arg(m_server.address, m_controller->lastError()));
+    return false;
+}
+
+void MainWindow::onAttachChanged()
+{
+    const bool attached = m_controller->isAttached();
+    // The breakpoint table edits the engine the controller drives.
+    m_breakpoints->setEngine(&m_controller->engine());
+    syncBreakpointMarks();
+    m_banner->hide();
+    // What needs the model's weights here waits while they are on a server.
+    m_inputs->setEnabled(!attached);
+    m_explain->setEnabled(!attached);
+    if (attached) {
+        setWindowTitle(tr("%1 on %2 — opscope").arg(m_controller->model()->title, m_controller->engineLocation()));
+        statusBar()->showMessage(tr("Attached to %1").arg(m_controller->engineLocation()), 8000);
+    } else if (m_controller->model()) {
+        setWindowTitle(QStringLiteral("%1 — opscope").arg(m_controller->model()->title));
+    }
+    updateControlStatus();
+    updateActions();
+    updateStatus();
+}
+
+void MainWindow::onEngineLost(const QString& why)
+{
+    ++m_fetchGeneration;
+    m_fetching = false;
+    m_fetchText.clear();
+    m_inspector->clear(tr("The engine is gone; the last values shown are not kept."));
+    m_graph->model()->setPausedNode({}); // its pause went with it (the executed marks stay)
+    m_banner->showLost(tr("The engine on %1 is gone: %2. The model stays drawn; Reconnect attaches again "
+                          "(a server that restarted has its own breakpoints).")
+                           .arg(m_controller->engineLocation(), why));
+    updateControlStatus();
+    updateActions();
+    updateStatus();
+}
+
+void MainWindow::updateControlStatus()
+{
+    const bool attached = m_controller->isAttached();
+    m_detachAction->setEnabled(attached);
+    m_controlAction->setEnabled(attached && m_controller->state() != SessionController::State::Failed);
+    m_controlAction->setText(m_controller->hasControl() ? tr("Release &Control") : tr("Take &Control"));
+    if (!attached) {
+        m_engineLabel->setText(tr("Engine: this process"));
+        m_engineLabel->setToolTip(QString());
+        return;
+    }
+    const debug::ControlInfo& c = m_controller->control();
+    QString who;
+    if (m_controller->isEngineLost())
+        who = tr("gone");
+    else if (m_controller->hasControl())
+        who = tr("in control");
+    else if (c.holder == 0)
+        who = tr("watching; nobody holds control");
+    else
+        who = tr("watching; client %1 (%2) holds control").arg(c.holder).arg(QString::fromStdString(c.holderName));
+    m_engineLabel->setText(tr("Engine: %1 · %2").arg(m_controller->engineLocation(), who));
+    QStringList clients;
+    for (const debug::ControlInfo::Attached& a : c.clients)
+        clients << tr("client %1 %2 from %3%4")
+                       .arg(a.id)
+                       .arg(QString::fromStdString(a.name), QString::fromStdString(a.peer),
+                           a.id == c.holder ? tr(" (control)") : QString());
+    m_engineLabel->setToolTip(clients.join(QLatin1Char('\n')));
+}
+
+void MainWindow::fetchPausedTensors(
+    std::shared_ptr<const debug::PauseEvent> e, const QString& title, std::vector<InspectedTensor> tensors)
+{
+    const quint64 generation = ++m_fetchGeneration;
+    std::vector<std::string> names;
+    for (const InspectedTensor& t : tensors)
+        names.push_back(t.name.toStdString());
+    const QString where = m_controller->engineLocation();
+    m_inspector->clear(tr("Fetching %n tensor(s) of %1 from %2…", "", static_cast<int>(names.size()))
+                           .arg(QString::fromStdString(e->node), where));
+    m_fetching = true;
+    m_fetchText = tr("Fetching from %1…").arg(where);
+    statusBar()->showMessage(m_fetchText);
+    auto clock = std::make_shared<QElapsedTimer>();
+    clock->start();
+    QPointer<MainWindow> self(this);
+    const size_t count = names.size();
+    // Progress comes on the fetching thread: posted here, where a newer pause makes it stale.
+    auto progress = [self, generation, clock, count, where, names](size_t index, size_t received, size_t total) {
+        const qint64 ms = clock->elapsed();
+        QMetaObject::invokeMethod(
+            self.data(),
+            [self, generation, ms, index, received, total, count, where, name = names[index]] {
+                if (!self || self->m_fetchGeneration != generation) return;
+                self->m_fetchText = tr("Fetching %1 (%2 of %3) from %4: %5 of %6 · %7 ms")
+                                        .arg(QString::fromStdString(name))
+                                        .arg(index + 1)
+                                        .arg(count)
+                                        .arg(where, megabytes(received), megabytes(total))
+                                        .arg(ms);
+                self->statusBar()->showMessage(self->m_fetchText);
+            },
+            Qt::QueuedConnection);
+    };
+    auto* watcher = new QFutureWatcher<SessionController::Fetched>(this);
+    connect(watcher, &QFutureWatcher<SessionController::Fetched>::finished, this,
+        [this, watcher, e, title, tensors = std::move(tensors), generation, clock, where]() mutable {
+            watcher->deleteLater();
+            if (generation != m_fetchGeneration) return; // another pause, a detach, the engine lost
+            m_fetching = false;
+            const SessionController::Fetched fetched = watcher->result();
+            const auto now = m_controller->pauseEvent();
+            if (!now || now->runId != e->runId || now->sequence != e->sequence) return; // run moved on
+            size_t bytes = 0;
+            std::vector<InspectedTensor> shown;
+            for (size_t i = 0; i < tensors.size() && i < fetched.tensors.size(); ++i)
+                if (fetched.tensors[i]) {
+                    bytes += fetched.tensors[i]->bytes();
+                    tensors[i].values = *fetched.tensors[i];
+                    shown.push_back(std::move(tensors[i]));
+                }
+            m_fetchText.clear();
+            if (!fetched.error.isEmpty()) {
+                statusBar()->showMessage(tr("Fetching from %1 failed: %2").arg(where, fetched.error), 10000);
+                if (shown.empty()) {
+                    m_inspector->clear(tr("The tensors of %1 could not be fetched: %2")
+                                           .arg(QString::fromStdString(e->node), fetched.error));
+                    scriptCheckpoint(true);
+                    return;
+                }
+            } else {
+                statusBar()->showMessage(
+                    tr("Fetched %1 from %2 in %3 ms").arg(megabytes(bytes), where).arg(clock->elapsed()), 8000);
+            }
+            showPausedTensors(*e, title, std::move(shown));
+        });
+    watcher->setFuture(m_controller->fetchTensors(std::move(names), std::move(progress)));
+}
+
+bool MainWindow::localOnly(const QString& what)
+{
+    const ModelInfoPtr model = m_controller->model();
+    if (!model || !model->isRemote()) return false;
+    statusBar()->showMessage(
+        tr("%1 runs the model here, with its weights: this one runs on %2 (detach to use it on a model of this process)")
+            .arg(what, model->server),
+        8000);
+    return true;
+}
+
+} // namespace opscope::gui

@@ -1,0 +1,164 @@
+// The window attached to a server's engine as a user would: File ▸ Attach's path, the server's
+// breakpoints and pause shown with tensors fetched from it, what needs the weights here refused,
+// the server dying (banner, model still drawn), Reconnect, control shared by two windows, detach.
+
+#include "gui/graph/graph_model.h"
+#include "gui/gui_test_util.h"
+#include "gui/inputs/input_panel.h"
+#include "gui/panels/breakpoint_model.h"
+#include "gui/panels/run_record_model.h"
+#include "gui/panels/run_record_panel.h"
+#include "gui/remote/engine_banner.h"
+#include "gui/tensor/tensor_inspector.h"
+#include "remote/remote_test_util.h"
+
+#include <cstring>
+
+#include <QAction>
+#include <QLabel>
+#include <QPushButton>
+#include <QStatusBar>
+
+using namespace opscope;
+using namespace opscope::gui;
+using namespace opscope::gui::test;
+using State = SessionController::State;
+
+namespace {
+const std::string kConv1 = "hybridsequential0_conv1_fwd";
+
+ServerEntry entryOf(const remote::test::ServedSample& served)
+{
+    return { QString::fromStdString(served.server->address()), {}, {} };
+}
+
+// Saves the window to $OPSCOPE_TEST_SHOTS/NAME.png when that folder is given (to look at).
+void shot(MainWindow& w, const char* name)
+{
+    const QByteArray dir = qgetenv("OPSCOPE_TEST_SHOTS");
+    if (!dir.isEmpty()) w.saveScreenshot(QString::fromUtf8(dir) + QLatin1Char('/') + QLatin1String(name) + QStringLiteral(".png"));
+}
+}
+
+TEST(WindowAttach, AServersPauseIsShownWithFetchedTensorsAndItsLossLeavesTheModelDrawn)
+{
+    remote::test::Watchdog dog("WindowAttach", std::chrono::seconds(240));
+    auto served = std::make_unique<remote::test::ServedSample>("lenet", debug::ServeOptions {}, true);
+    served->session.addBreakpoint(debug::Breakpoint::onNode(kConv1, OpPhase::After)); // the server's own
+    auto w = makeWindow();
+    ASSERT_TRUE(openAndWait(*w, QStringLiteral("sample:mlp")));
+
+    QSignalSpy ready(w.get(), &MainWindow::modelReady);
+    ASSERT_TRUE(w->attachToServer(entryOf(*served))) << w->lastMessage().toStdString();
+    ASSERT_FALSE(ready.isEmpty());
+    const QString where = QString::fromStdString(served->server->address());
+    EXPECT_TRUE(w->windowTitle().contains(QStringLiteral(" on ") + where)) << w->windowTitle().toStdString();
+    EXPECT_TRUE(w->controller()->model()->isRemote());
+    EXPECT_EQ(w->graphPanel()->model()->graph(), w->controller()->model()->graph);
+    // The server's breakpoint is the table's; one set in the window lands there.
+    ASSERT_EQ(w->breakpointModel()->breakpoints().size(), 1u);
+    EXPECT_EQ(w->breakpointModel()->breakpoints()[0].location, kConv1);
+    w->breakpointModel()->toggleNode(QStringLiteral("hybridsequential0_dense0_fwd"), OpPhase::Before);
+    EXPECT_EQ(served->session.breakpoints().size(), 2u);
+    // What needs the weights here is refused with the reason; the inputs are the server's.
+    EXPECT_FALSE(w->inputPanel()->isEnabled());
+    EXPECT_FALSE(w->openPresentation(0));
+    EXPECT_NE(w->statusBar()->currentMessage().indexOf(where), -1) << w->statusBar()->currentMessage().toStdString();
+
+    // Run there: the pause's tensors come over the wire into the inspector.
+    QSignalSpy shown(w.get(), &MainWindow::pauseShown);
+    w->action(MainWindow::Action::Run)->trigger();
+    ASSERT_TRUE(shown.wait(kWaitMs)) << w->lastMessage().toStdString();
+    EXPECT_EQ(w->controller()->pauseEvent()->node, kConv1);
+    const std::optional<Tensor> t = w->inspector()->currentTensor();
+    ASSERT_TRUE(t.has_value());
+    ASSERT_EQ(t->shape(), Shape({ 1, 25, 8, 8 }));
+    const std::optional<Tensor> there = served->session.tensor(kConv1 + "_output");
+    ASSERT_TRUE(there.has_value());
+    EXPECT_EQ(std::memcmp(t->raw(), there->raw(), t->bytes()), 0) << "bit-exact over the wire";
+    EXPECT_FALSE(w->isFetching());
+    EXPECT_TRUE(w->statusBar()->currentMessage().startsWith(QStringLiteral("Fetched "))) << w->statusBar()->currentMessage().toStdString();
+    EXPECT_GT(w->runRecordPanel()->model()->rowCount(), 0) << "the record level of the Record menu holds there";
+    shot(*w, "attached-paused");
+
+    // The server dies: the model stays drawn, a banner says so, commands are off.
+    const std::string address = served->server->address();
+    served.reset();
+    ASSERT_TRUE(waitState(*w, State::Failed));
+    EXPECT_TRUE(w->engineBanner()->isVisibleTo(w.get()));
+    EXPECT_NE(w->engineBanner()->text().indexOf(where), -1) << w->engineBanner()->text().toStdString();
+    EXPECT_TRUE(w->graphPanel()->model()->graph());
+    EXPECT_FALSE(w->action(MainWindow::Action::Run)->isEnabled());
+    shot(*w, "attached-lost");
+
+    // Nothing there: Reconnect says so and the banner stays.
+    EXPECT_FALSE(w->reconnect());
+    EXPECT_TRUE(w->engineBanner()->isVisibleTo(w.get()));
+    // A server on the same address again: Reconnect attaches, the banner goes.
+    debug::ServeOptions again;
+    again.listen = address;
+    remote::test::ServedSample restarted("lenet", again, true);
+    w->engineBanner()->reconnectButton()->click();
+    EXPECT_TRUE(w->controller()->isAttached()) << w->lastMessage().toStdString();
+    EXPECT_FALSE(w->controller()->isEngineLost());
+    EXPECT_EQ(w->controller()->state(), State::Idle);
+    EXPECT_FALSE(w->engineBanner()->isVisibleTo(w.get()));
+
+    // Detach: this process's model and engine again; the server keeps its breakpoint.
+    w->breakpointModel()->toggleNode(QString::fromStdString(kConv1), OpPhase::Before);
+    w->detachFromServer();
+    EXPECT_FALSE(w->controller()->isAttached());
+    EXPECT_EQ(w->controller()->model()->spec, QStringLiteral("sample:mlp"));
+    EXPECT_TRUE(w->inputPanel()->isEnabled());
+    EXPECT_EQ(restarted.session.breakpoints().size(), 1u);
+    EXPECT_FALSE(w->windowTitle().contains(QStringLiteral(" on ")));
+}
+
+TEST(WindowAttach, OneWindowHoldsControlAnotherWatchesUntilItIsHandedOver)
+{
+    remote::test::Watchdog dog("WindowAttach control", std::chrono::seconds(240));
+    remote::test::ServedSample served("lenet", {}, true);
+    auto a = makeWindow();
+    auto b = makeWindow();
+    ASSERT_TRUE(a->attachToServer(entryOf(served))) << a->lastMessage().toStdString();
+    ASSERT_TRUE(b->attachToServer(entryOf(served), {}, true)) << b->lastMessage().toStdString();
+    EXPECT_TRUE(a->controller()->hasControl());
+    EXPECT_FALSE(b->controller()->hasControl());
+    EXPECT_TRUE(a->action(MainWindow::Action::Run)->isEnabled());
+    EXPECT_FALSE(b->action(MainWindow::Action::Run)->isEnabled()) << "a watcher's commands would be refused";
+    // Taking control while another holds it is refused naming the holder.
+    EXPECT_FALSE(b->controller()->takeControl());
+    EXPECT_NE(b->controller()->lastError().indexOf(QStringLiteral("holds control")), -1)
+        << b->controller()->lastError().toStdString();
+    // Handed over: the watcher hears of it and may run.
+    ASSERT_TRUE(QTest::qWaitFor([&] { return a->controller()->control().clients.size() == 2; }, kWaitMs))
+        << "a client attaching is an event to the others";
+    quint64 bId = 0;
+    for (const auto& c : a->controller()->control().clients)
+        if (c.id != a->controller()->control().holder) bId = c.id;
+    ASSERT_NE(bId, 0u);
+    ASSERT_TRUE(a->controller()->handOverControl(bId)) << a->controller()->lastError().toStdString();
+    ASSERT_TRUE(QTest::qWaitFor([&] { return b->controller()->hasControl(); }, kWaitMs));
+    EXPECT_TRUE(b->action(MainWindow::Action::Run)->isEnabled());
+    EXPECT_FALSE(a->controller()->hasControl());
+    ASSERT_TRUE(QTest::qWaitFor([&] { return !a->action(MainWindow::Action::Run)->isEnabled(); }, kWaitMs));
+    // The watcher, now in control, runs; both windows see the run end.
+    QSignalSpy aDone(a->controller(), &SessionController::runFinished);
+    b->action(MainWindow::Action::Run)->trigger();
+    ASSERT_TRUE(waitState(*b, State::Finished)) << b->lastMessage().toStdString();
+    ASSERT_TRUE(QTest::qWaitFor([&] { return !aDone.isEmpty(); }, kWaitMs)) << "the watcher sees the run end too";
+    shot(*b, "attached-watcher-in-control");
+}
+
+TEST(WindowAttach, AnAttachThatCannotConnectKeepsTheModelAndSaysWhy)
+{
+    auto w = makeWindow();
+    ASSERT_TRUE(openAndWait(*w, QStringLiteral("sample:mlp")));
+    EXPECT_FALSE(w->attachToServer({ QStringLiteral("127.0.0.1:1"), {}, {} }));
+    EXPECT_NE(w->lastMessage().indexOf(QStringLiteral("127.0.0.1:1")), -1) << w->lastMessage().toStdString();
+    EXPECT_EQ(w->controller()->model()->spec, QStringLiteral("sample:mlp"));
+    EXPECT_FALSE(w->controller()->isAttached());
+    // A token file that is not there is named.
+    EXPECT_FALSE(w->attachToServer({ QStringLiteral("127.0.0.1:2"), QStringLiteral("/nonexistent/token"), {} }));
+    EXPECT_NE(w->lastMessage().indexOf(QStringLiteral("/nonexistent/token")), -1) << w->lastMessage().toStdString();
+}
