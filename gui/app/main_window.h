@@ -5,6 +5,7 @@
 #include "gui/session/compare_runner.h"
 #include "gui/session/session_controller.h"
 
+#include <functional>
 #include <optional>
 
 #include <QMainWindow>
@@ -176,6 +177,10 @@ private:
     /// status bar), then shown if the run is still paused there.
     void fetchPausedTensors(std::shared_ptr<const debug::PauseEvent> e, const QString& title,
         std::vector<InspectedTensor> tensors);
+    /// Fetches the values of `tensors` (by name) from the attached engine off the GUI thread; on
+    /// arrival, if `stillWanted()`, `show` gets those it had (and the error of any it had not).
+    void fetchIntoInspector(std::vector<InspectedTensor> tensors, std::function<bool()> stillWanted,
+        std::function<void(std::vector<InspectedTensor>, const QString&)> show);
     void onRunFinished(const RunOutcome& outcome);
     void onRunFailed(const QString& error);
     void markExecuted(const debug::RunRecord& record);
@@ -187,8 +192,10 @@ private:
     void syncShownGraph();
     void showNodeTensors(const QString& node);
     std::vector<InspectedTensor> parameterTensorsOf(uint32_t nodeId) const;
-    /// A parameter's values: from the block here, fetched from the server's engine when attached.
+    /// A parameter's values, from the block here (none for a model on a server).
     std::optional<Tensor> parameterValue(const std::string& name) const;
+    /// A node picked while attached: its parameters and kept outputs, fetched from the server.
+    void showServerNodeTensors(const QString& node, const Graph& graph, uint32_t id);
 
     void stepCommand(int kind);
     void runToSelected();

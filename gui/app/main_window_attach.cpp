@@ -6,6 +6,7 @@
 #include "gui/explain/explain_panel.h"
 #include "gui/graph/graph_model.h"
 #include "gui/graph/graph_panel.h"
+#include "gui/graph/graph_view.h"
 #include "gui/inputs/input_panel.h"
 #include "gui/panels/breakpoint_model.h"
 #include "gui/remote/engine_banner.h"
@@ -125,8 +126,8 @@ void MainWindow::onAttachChanged()
     m_breakpoints->setEngine(&m_controller->engine());
     syncBreakpointMarks();
     m_banner->hide();
-    // What needs the model's weights here waits while they are on a server.
-    m_inputs->setEnabled(!attached);
+    // What needs the model's weights here waits while they are on a server (the Model panel's
+    // samples and Open stay: opening a model here detaches).
     m_explain->setEnabled(!attached);
     if (attached) {
         setWindowTitle(tr("%1 on %2 — opscope").arg(m_controller->model()->title, m_controller->engineLocation()));
@@ -188,13 +189,32 @@ void MainWindow::updateControlStatus()
 void MainWindow::fetchPausedTensors(
     std::shared_ptr<const debug::PauseEvent> e, const QString& title, std::vector<InspectedTensor> tensors)
 {
+    m_inspector->clear(tr("Fetching %n tensor(s) of %1 from %2…", "", static_cast<int>(tensors.size()))
+                           .arg(QString::fromStdString(e->node), m_controller->engineLocation()));
+    fetchIntoInspector(
+        std::move(tensors),
+        [this, e] {
+            const auto now = m_controller->pauseEvent();
+            return now && now->runId == e->runId && now->sequence == e->sequence; // the run has not moved on
+        },
+        [this, e, title](std::vector<InspectedTensor> shown, const QString& error) {
+            if (shown.empty()) {
+                m_inspector->clear(tr("The tensors of %1 could not be fetched: %2").arg(QString::fromStdString(e->node), error));
+                scriptCheckpoint(true);
+                return;
+            }
+            showPausedTensors(*e, title, std::move(shown));
+        });
+}
+
+void MainWindow::fetchIntoInspector(std::vector<InspectedTensor> tensors, std::function<bool()> stillWanted,
+    std::function<void(std::vector<InspectedTensor>, const QString&)> show)
+{
     const quint64 generation = ++m_fetchGeneration;
     std::vector<std::string> names;
     for (const InspectedTensor& t : tensors)
         names.push_back(t.name.toStdString());
     const QString where = m_controller->engineLocation();
-    m_inspector->clear(tr("Fetching %n tensor(s) of %1 from %2…", "", static_cast<int>(names.size()))
-                           .arg(QString::fromStdString(e->node), where));
     m_fetching = true;
     m_fetchText = tr("Fetching from %1…").arg(where);
     statusBar()->showMessage(m_fetchText);
@@ -202,7 +222,7 @@ void MainWindow::fetchPausedTensors(
     clock->start();
     QPointer<MainWindow> self(this);
     const size_t count = names.size();
-    // Progress comes on the fetching thread: posted here, where a newer pause makes it stale.
+    // Progress comes on the fetching thread: posted here, where a newer fetch makes it stale.
     auto progress = [self, generation, clock, count, where, names](size_t index, size_t received, size_t total) {
         const qint64 ms = clock->elapsed();
         QMetaObject::invokeMethod(
@@ -221,13 +241,14 @@ void MainWindow::fetchPausedTensors(
     };
     auto* watcher = new QFutureWatcher<SessionController::Fetched>(this);
     connect(watcher, &QFutureWatcher<SessionController::Fetched>::finished, this,
-        [this, watcher, e, title, tensors = std::move(tensors), generation, clock, where]() mutable {
+        [this, watcher, tensors = std::move(tensors), stillWanted = std::move(stillWanted), show = std::move(show),
+            generation, clock, where]() mutable {
             watcher->deleteLater();
-            if (generation != m_fetchGeneration) return; // another pause, a detach, the engine lost
+            if (generation != m_fetchGeneration) return; // another fetch, a detach, the engine lost
             m_fetching = false;
+            m_fetchText.clear();
+            if (!stillWanted()) return;
             const SessionController::Fetched fetched = watcher->result();
-            const auto now = m_controller->pauseEvent();
-            if (!now || now->runId != e->runId || now->sequence != e->sequence) return; // run moved on
             size_t bytes = 0;
             std::vector<InspectedTensor> shown;
             for (size_t i = 0; i < tensors.size() && i < fetched.tensors.size(); ++i)
@@ -236,22 +257,51 @@ void MainWindow::fetchPausedTensors(
                     tensors[i].values = *fetched.tensors[i];
                     shown.push_back(std::move(tensors[i]));
                 }
-            m_fetchText.clear();
-            if (!fetched.error.isEmpty()) {
+            if (!fetched.error.isEmpty())
                 statusBar()->showMessage(tr("Fetching from %1 failed: %2").arg(where, fetched.error), 10000);
-                if (shown.empty()) {
-                    m_inspector->clear(tr("The tensors of %1 could not be fetched: %2")
-                                           .arg(QString::fromStdString(e->node), fetched.error));
-                    scriptCheckpoint(true);
-                    return;
-                }
-            } else {
+            else
                 statusBar()->showMessage(
                     tr("Fetched %1 from %2 in %3 ms").arg(megabytes(bytes), where).arg(clock->elapsed()), 8000);
-            }
-            showPausedTensors(*e, title, std::move(shown));
+            show(std::move(shown), fetched.error);
         });
     watcher->setFuture(m_controller->fetchTensors(std::move(names), std::move(progress)));
+}
+
+void MainWindow::showServerNodeTensors(const QString& node, const Graph& graph, uint32_t id)
+{
+    const Node& n = graph.node(id);
+    const ModelInfoPtr model = m_controller->model();
+    std::vector<InspectedTensor> wanted;
+    if (n.isVariable()) {
+        if (model->isParameter(n.name)) wanted.push_back({ node, QStringLiteral("weight"), {} });
+    } else {
+        for (const NodeEntry& in : n.inputs) {
+            const Node& src = graph.node(in.node);
+            if (src.isVariable() && model->isParameter(src.name))
+                wanted.push_back({ QString::fromStdString(src.name),
+                    graph.isAuxiliary(in.node) ? QStringLiteral("aux") : QStringLiteral("weight"), {} });
+        }
+        for (int i = 0; i < n.numOutputs; ++i)
+            wanted.push_back(
+                { QString::fromStdString(graph.outputName({ id, static_cast<uint32_t>(i), 0 })), QStringLiteral("record"), {} });
+    }
+    const QString where = m_controller->engineLocation();
+    const QString title = QStringLiteral("%1 (%2)").arg(node, QString::fromStdString(n.isVariable() ? "variable" : n.op));
+    m_inspector->clear(tr("Fetching the tensors of %1 from %2…").arg(node, where));
+    fetchIntoInspector(
+        std::move(wanted), [this, node] { return m_graph->view()->selectedNode() == node; },
+        [this, node, where, title](std::vector<InspectedTensor> shown, const QString& error) {
+            if (shown.empty()) {
+                m_inspector->clear(error.isEmpty()
+                        ? tr("%1 keeps no tensors of %2 (its weights travel only at a pause on it). Record output "
+                             "tensors (Debug ▸ Record) and run, or break on it.")
+                              .arg(where, node)
+                        : tr("The tensors of %1 could not be fetched: %2").arg(node, error));
+                return;
+            }
+            const int focus = static_cast<int>(shown.size()) - 1;
+            m_inspector->setTensors(title, std::move(shown), focus);
+        });
 }
 
 bool MainWindow::localOnly(const QString& what)

@@ -75,7 +75,15 @@ void MainWindow::onModelLoaded(ModelInfoPtr model)
         specs.push_back(s);
     }
     m_restoringSettings = true;
-    m_inputs->setInputs(specs);
+    if (model->isRemote()) {
+        QStringList names;
+        for (size_t i = 0; i < model->inputNames.size(); ++i)
+            names << QStringLiteral("%1 %2").arg(QString::fromStdString(model->inputNames[i]),
+                QString::fromStdString(model->inputShapes[i].known() ? model->inputShapes[i].str() : std::string("(shape unknown)")));
+        m_inputs->setInputsElsewhere(tr("The server runs the model with the inputs it has: %1.").arg(names.join(QStringLiteral(", "))));
+    } else {
+        m_inputs->setInputs(specs);
+    }
     m_inputs->setCurrentSample(model->isSample() ? model->title : QString());
     QString details
         = tr("%1 · %2 ops · %3 parameters").arg(model->description).arg(model->opCount).arg(model->parameterCount);

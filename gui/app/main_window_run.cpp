@@ -140,17 +140,10 @@ void MainWindow::toggleBreakpointOnSelected()
 std::optional<Tensor> MainWindow::parameterValue(const std::string& name) const
 {
     const ModelInfoPtr model = m_controller->model();
-    if (model->block) {
-        const gluon::ParameterDict params = model->block->collect_params();
-        if (!params.contains(name) || !params.at(name)->initialized()) return std::nullopt;
-        return params.at(name)->data().copy();
-    }
-    // On a server: its engine has the weights (a run's graph names them as its variables).
-    try {
-        return m_controller->engine().fetch(name);
-    } catch (const std::exception&) {
-        return std::nullopt;
-    }
+    if (!model->block) return std::nullopt; // on a server: showServerNodeTensors fetches them
+    const gluon::ParameterDict params = model->block->collect_params();
+    if (!params.contains(name) || !params.at(name)->initialized()) return std::nullopt;
+    return params.at(name)->data().copy();
 }
 
 std::vector<InspectedTensor> MainWindow::parameterTensorsOf(uint32_t nodeId) const
@@ -365,8 +358,12 @@ void MainWindow::showNodeTensors(const QString& node)
     if (!graph) graph = m_controller->model()->graph;
     const auto id = graph->findNode(node.toStdString());
     if (!id) return;
-    std::vector<InspectedTensor> tensors = parameterTensorsOf(*id);
     const Node& n = graph->node(*id);
+    if (m_controller->isAttached()) {
+        showServerNodeTensors(node, *graph, *id);
+        return;
+    }
+    std::vector<InspectedTensor> tensors = parameterTensorsOf(*id);
     if (n.isVariable()) {
         if (tensors.empty() && m_controller->model()->isParameter(n.name))
             if (std::optional<Tensor> t = parameterValue(n.name)) tensors.push_back({ node, QStringLiteral("weight"), *t });

@@ -298,6 +298,13 @@ void InputPanel::setInputs(const std::vector<InputSpec>& inputs)
     refreshStatus();
 }
 
+void InputPanel::setInputsElsewhere(const QString& text)
+{
+    setInputs({});
+    m_noInputs->setWordWrap(true);
+    m_noInputs->setText(text);
+}
+
 std::vector<InputSource> InputPanel::sources() const
 {
     std::vector<InputSource> out;

@@ -47,6 +47,8 @@ public:
     QString currentSample() const;
     /// `title`: the model's name and where it comes from; `details`: a one-line summary.
     void setModelInfo(const QString& title, const QString& details);
+    /// No rows: the model's inputs are not this panel's (a server runs it with its own); `text` says so.
+    void setInputsElsewhere(const QString& text);
 
     /// Replaces the input rows. Every input starts from its default (Ones when it has none) and the
     /// model's shape; the drawing is kept.

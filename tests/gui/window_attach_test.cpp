@@ -15,6 +15,8 @@
 #include <cstring>
 
 #include <QAction>
+#include <QDialogButtonBox>
+#include <QSettings>
 #include <QLabel>
 #include <QPushButton>
 #include <QStatusBar>
@@ -61,7 +63,7 @@ TEST(WindowAttach, AServersPauseIsShownWithFetchedTensorsAndItsLossLeavesTheMode
     w->breakpointModel()->toggleNode(QStringLiteral("hybridsequential0_dense0_fwd"), OpPhase::Before);
     EXPECT_EQ(served->session.breakpoints().size(), 2u);
     // What needs the weights here is refused with the reason; the inputs are the server's.
-    EXPECT_FALSE(w->inputPanel()->isEnabled());
+    EXPECT_TRUE(w->inputPanel()->sources().empty()) << "the server runs with its own inputs";
     EXPECT_FALSE(w->openPresentation(0));
     EXPECT_NE(w->statusBar()->currentMessage().indexOf(where), -1) << w->statusBar()->currentMessage().toStdString();
 
@@ -80,6 +82,13 @@ TEST(WindowAttach, AServersPauseIsShownWithFetchedTensorsAndItsLossLeavesTheMode
     EXPECT_TRUE(w->statusBar()->currentMessage().startsWith(QStringLiteral("Fetched "))) << w->statusBar()->currentMessage().toStdString();
     EXPECT_GT(w->runRecordPanel()->model()->rowCount(), 0) << "the record level of the Record menu holds there";
     shot(*w, "attached-paused");
+    // A node that ran before the pause: its kept output comes from the server's record.
+    const QString conv0 = QStringLiteral("hybridsequential0_conv0_fwd");
+    w->graphPanel()->view()->selectNode(conv0, true);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return !w->isFetching() && w->inspector()->currentTensor().has_value()
+                                           && w->inspector()->currentTensorName().startsWith(conv0); }, kWaitMs))
+        << w->inspector()->currentTensorName().toStdString();
+    EXPECT_EQ(w->inspector()->currentTensor()->shape(), Shape({ 1, 10, 24, 24 }));
 
     // The server dies: the model stays drawn, a banner says so, commands are off.
     const std::string address = served->server->address();
@@ -109,7 +118,7 @@ TEST(WindowAttach, AServersPauseIsShownWithFetchedTensorsAndItsLossLeavesTheMode
     w->detachFromServer();
     EXPECT_FALSE(w->controller()->isAttached());
     EXPECT_EQ(w->controller()->model()->spec, QStringLiteral("sample:mlp"));
-    EXPECT_TRUE(w->inputPanel()->isEnabled());
+    EXPECT_EQ(w->inputPanel()->sources().size(), 1u);
     EXPECT_EQ(restarted.session.breakpoints().size(), 1u);
     EXPECT_FALSE(w->windowTitle().contains(QStringLiteral(" on ")));
 }
@@ -161,4 +170,30 @@ TEST(WindowAttach, AnAttachThatCannotConnectKeepsTheModelAndSaysWhy)
     // A token file that is not there is named.
     EXPECT_FALSE(w->attachToServer({ QStringLiteral("127.0.0.1:2"), QStringLiteral("/nonexistent/token"), {} }));
     EXPECT_NE(w->lastMessage().indexOf(QStringLiteral("/nonexistent/token")), -1) << w->lastMessage().toStdString();
+}
+
+TEST(WindowAttach, TheDialogOffersRecentServersWithTheirTokenFilesButNoTypedToken)
+{
+    QSettings().remove(QStringLiteral("servers/recent"));
+    rememberServer({ QStringLiteral("gpu-box:7070"), QStringLiteral("/home/u/.opscope-token"), {} });
+    rememberServer({ QStringLiteral("127.0.0.1:50051"), {}, {} });
+    rememberServer({ QStringLiteral("gpu-box:7070"), QStringLiteral("/home/u/.opscope-token"), QStringLiteral("ca.pem") });
+    const QList<ServerEntry> recent = recentServers();
+    ASSERT_EQ(recent.size(), 2) << "one entry per address, newest first";
+    EXPECT_EQ(recent[0].address, QStringLiteral("gpu-box:7070"));
+    EXPECT_EQ(recent[0].tlsCa, QStringLiteral("ca.pem"));
+    EXPECT_FALSE(isServerAddress(QStringLiteral("gpu-box")));
+    EXPECT_FALSE(isServerAddress(QStringLiteral("gpu-box:0")));
+
+    AttachDialog d;
+    d.resize(560, 260);
+    d.show();
+    EXPECT_EQ(d.server().address, QStringLiteral("gpu-box:7070"));
+    EXPECT_EQ(d.server().tokenFile, QStringLiteral("/home/u/.opscope-token"));
+    EXPECT_TRUE(d.typedToken().isEmpty());
+    const QByteArray dir = qgetenv("OPSCOPE_TEST_SHOTS");
+    if (!dir.isEmpty()) d.grab().save(QString::fromUtf8(dir) + QStringLiteral("/attach-dialog.png"));
+    d.setServer({ QStringLiteral("nohost"), {}, {} });
+    auto* ok = d.findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok);
+    EXPECT_FALSE(ok->isEnabled()) << "an address without a port cannot be attached to";
 }
