@@ -186,7 +186,7 @@ bool parseAppOptions(const QStringList& arguments, AppOptions* o, QString* error
         *error = QStringLiteral("--token-file, --tls-ca and --watch go with --attach HOST:PORT");
         return false;
     }
-    if (!o->trainStep)
+    if (!o->trainStep && o->attach.isEmpty()) // a server may run training steps (opscope-server --train)
         for (const debug::Breakpoint& b : o->breakpoints)
             if (b.condition.gradientsOnly) {
                 *error = QStringLiteral("--break-on '%1': gradient conditions test a training step's backward pass; "

@@ -75,20 +75,21 @@ void MainWindow::onModelLoaded(ModelInfoPtr model)
         specs.push_back(s);
     }
     m_restoringSettings = true;
-    if (model->isRemote()) {
-        QStringList names;
-        for (size_t i = 0; i < model->inputNames.size(); ++i)
-            names << QStringLiteral("%1 %2").arg(QString::fromStdString(model->inputNames[i]),
-                QString::fromStdString(model->inputShapes[i].known() ? model->inputShapes[i].str() : std::string("(shape unknown)")));
-        m_inputs->setInputsElsewhere(tr("The server runs the model with the inputs it has: %1.").arg(names.join(QStringLiteral(", "))));
-    } else {
-        m_inputs->setInputs(specs);
-    }
+    m_inputs->setInputs(model->isRemote() ? std::vector<InputSpec>() : specs);
     m_inputs->setCurrentSample(model->isSample() ? model->title : QString());
     QString details
         = tr("%1 · %2 ops · %3 parameters").arg(model->description).arg(model->opCount).arg(model->parameterCount);
     if (!model->weights.isEmpty()) details += QStringLiteral(" · ") + model->weights;
     m_inputs->setModelInfo(model->title, details);
+    if (model->isRemote()) {
+        QStringList names;
+        for (size_t i = 0; i < model->inputNames.size(); ++i)
+            names << QStringLiteral("%1 %2").arg(QString::fromStdString(model->inputNames[i]),
+                QString::fromStdString(model->inputShapes[i].known() ? model->inputShapes[i].str() : std::string("(shape unknown)")));
+        m_inputs->setInputsElsewhere(names.isEmpty()
+                ? tr("The server gives the model its inputs (a training loop its batches).")
+                : tr("The server runs the model with the inputs it has: %1.").arg(names.join(QStringLiteral(", "))));
+    }
     m_restoringSettings = false;
     m_modelLabel->setText(QStringLiteral("%1 · %2 ops").arg(model->title).arg(model->opCount));
     m_record->setRecord(nullptr);
@@ -137,9 +138,10 @@ void MainWindow::onModelLoaded(ModelInfoPtr model)
             m_exitStatus = m_startFailure;
             scriptCheckpoint(false);
         }
-    } else if (first && model->isRemote() && m_controller->isActive() && (!m_options.screenshot.isEmpty() || m_options.quit)) {
-        // Attached to a run going on there: its pause is on the way (the first event), or its end;
-        // a run that does neither for a while is pictured as it is.
+    } else if (first && model->isRemote() && (m_controller->isActive() || m_options.explicitBreakpoints())
+        && (!m_options.screenshot.isEmpty() || m_options.quit)) {
+        // Attached to a run going on there, or with breakpoints for the runs the server starts (a
+        // training loop): a pause or an end is on the way; nothing for a while is pictured as it is.
         QTimer::singleShot(10000, this, [this] { scriptCheckpoint(false); });
     } else if (first && (!m_options.screenshot.isEmpty() || m_options.quit)) {
         scriptCheckpoint(false);

@@ -208,7 +208,8 @@ bool BreakpointModel::setCondition(int id, const QString& text, QString* error)
         return false;
     }
     if (!call(false, [&] { return m_engine->updateBreakpoint(id, *b); })) {
-        if (error) *error = m_lastError;
+        // Refused with a reason (thrown), or answered false: the breakpoint went meanwhile.
+        if (error) *error = m_lastError.isEmpty() ? tr("no breakpoint #%1 (removed meanwhile)").arg(id) : m_lastError;
         return false;
     }
     refresh();
