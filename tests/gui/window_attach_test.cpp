@@ -11,6 +11,7 @@
 #include "gui/remote/engine_banner.h"
 #include "gui/tensor/tensor_inspector.h"
 #include "remote/remote_test_util.h"
+#include "remote/server_process.h"
 
 #include <cstring>
 
@@ -196,4 +197,38 @@ TEST(WindowAttach, TheDialogOffersRecentServersWithTheirTokenFilesButNoTypedToke
     d.setServer({ QStringLiteral("nohost"), {}, {} });
     auto* ok = d.findChild<QDialogButtonBox*>()->button(QDialogButtonBox::Ok);
     EXPECT_FALSE(ok->isEnabled()) << "an address without a port cannot be attached to";
+}
+
+TEST(WindowAttach, TheWindowSurvivesTheServerKilledMidFetch)
+{
+    remote::test::Watchdog dog("WindowAttach killed mid-fetch", std::chrono::seconds(240));
+    // A 160 MB input: the pause's fetch is many chunks long.
+    remote::test::ServerProcess server({ "sample:mlp", "--input", "data=20000000x2:uniform" });
+    ASSERT_FALSE(server.address().empty()) << server.errors();
+    auto w = makeWindow();
+    ASSERT_TRUE(w->attachToServer({ QString::fromStdString(server.address()), {}, {} })) << w->lastMessage().toStdString();
+    w->action(MainWindow::Action::StepInto)->trigger(); // a first step starts the run, paused at its entry
+    // Killed as soon as the fetch reports progress (its status names the bytes so far).
+    bool killed = false;
+    ASSERT_TRUE(QTest::qWaitFor(
+        [&] {
+            if (!killed && w->isFetching() && w->fetchText().contains(QStringLiteral(" MB of "))) {
+                server.killNow();
+                killed = true;
+            }
+            return killed;
+        },
+        kWaitMs))
+        << w->fetchText().toStdString() << " " << w->statusText().toStdString();
+    ASSERT_TRUE(waitState(*w, State::Failed));
+    EXPECT_TRUE(QTest::qWaitFor([&] { return !w->isFetching(); }, kWaitMs));
+    EXPECT_TRUE(w->engineBanner()->isVisibleTo(w.get()));
+    EXPECT_TRUE(w->graphPanel()->model()->graph()) << "the model stays drawn";
+    EXPECT_FALSE(w->inspector()->currentTensor().has_value()) << "nothing half-fetched is shown";
+    // The window goes on: detach, and this process's engine runs.
+    w->detachFromServer();
+    ASSERT_TRUE(openAndWait(*w, QStringLiteral("sample:mlp")));
+    QSignalSpy finished(w->controller(), &SessionController::runFinished);
+    w->action(MainWindow::Action::Run)->trigger();
+    ASSERT_TRUE(QTest::qWaitFor([&] { return !finished.isEmpty(); }, kWaitMs));
 }
