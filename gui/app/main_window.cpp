@@ -515,7 +515,10 @@ void MainWindow::restoreModelSettings()
         // A server's breakpoints are its own: shown as they are, added to, never replaced.
         m_breakpoints->refresh();
     } else if (m_firstModel && m_options.explicitBreakpoints()) {
-        m_breakpoints->clear();
+        if (remote)
+            m_breakpoints->refresh(); // added to the server's own, which others may share
+        else
+            m_breakpoints->clear();
         const auto graph = m_controller->model()->graph;
         for (const debug::Breakpoint& b : m_options.breakpoints) {
             if (b.kind == debug::Breakpoint::Kind::Node) {

@@ -89,14 +89,14 @@ bool MainWindow::attachToServer(const ServerEntry& server, const QString& token,
     }
     m_train->stopAndWait(3000); // a training here uses this process's engine
     m_stateLabel->setText(tr("Attaching to %1…").arg(server.address));
-    m_server = server;
-    m_serverToken = token;
-    m_serverWatchOnly = watchOnly;
     if (!m_controller->attach(o)) {
         showMessage(tr("Attach to Server"), tr("%1: %2").arg(server.address, m_controller->lastError()));
         updateStatus();
         return false;
     }
+    m_server = server; // for Reconnect: the server attached to, not one that refused
+    m_serverToken = token;
+    m_serverWatchOnly = watchOnly;
     rememberServer(server);
     return true;
 }
@@ -134,6 +134,8 @@ void MainWindow::onAttachChanged()
         statusBar()->showMessage(tr("Attached to %1").arg(m_controller->engineLocation()), 8000);
     } else if (m_controller->model()) {
         setWindowTitle(QStringLiteral("%1 — opscope").arg(m_controller->model()->title));
+    } else if (!m_scriptFinished) {
+        openModel(QString::fromLatin1(kDefaultSample)); // started attached: this process had no model
     }
     updateControlStatus();
     updateActions();
@@ -153,13 +155,17 @@ void MainWindow::onEngineLost(const QString& why)
     updateControlStatus();
     updateActions();
     updateStatus();
+    if (!m_options.screenshot.isEmpty() || m_options.quit) { // a scripted attach ends here
+        if (m_exitStatus == kExitOk) m_exitStatus = kExitRunFailed;
+        scriptCheckpoint(false);
+    }
 }
 
 void MainWindow::updateControlStatus()
 {
     const bool attached = m_controller->isAttached();
     m_detachAction->setEnabled(attached);
-    m_controlAction->setEnabled(attached && m_controller->state() != SessionController::State::Failed);
+    m_controlAction->setEnabled(attached && !m_controller->isEngineLost());
     m_controlAction->setText(m_controller->hasControl() ? tr("Release &Control") : tr("Take &Control"));
     if (!attached) {
         m_engineLabel->setText(tr("Engine: this process"));

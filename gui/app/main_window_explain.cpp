@@ -23,7 +23,7 @@ namespace opscope::gui {
 bool MainWindow::showUnitAnatomy(const QString& tensor, const QList<qint64>& index)
 {
     const auto e = m_controller->pauseEvent();
-    const auto graph = m_controller->engine().graph();
+    const auto graph = m_controller->runGraph();
     auto refuse = [this](const QString& why) {
         statusBar()->showMessage(why, 8000);
         return false;
@@ -74,7 +74,7 @@ bool MainWindow::showUnitAnatomy(const QString& tensor, const QList<qint64>& ind
 bool MainWindow::showChannelExamples(const QString& tensor, int channel)
 {
     const ModelInfoPtr model = m_controller->model();
-    const auto graph = m_controller->engine().graph();
+    const auto graph = m_controller->runGraph();
     auto refuse = [this](const QString& why) {
         statusBar()->showMessage(why, 8000);
         return false;

@@ -149,7 +149,7 @@ std::optional<Tensor> MainWindow::parameterValue(const std::string& name) const
 std::vector<InspectedTensor> MainWindow::parameterTensorsOf(uint32_t nodeId) const
 {
     std::vector<InspectedTensor> out;
-    std::shared_ptr<const Graph> graph = m_controller->engine().graph();
+    std::shared_ptr<const Graph> graph = m_controller->runGraph();
     if (!graph) graph = m_controller->model()->graph;
     if (!graph || nodeId >= graph->size()) return out;
     const Node& n = graph->node(nodeId);
@@ -173,7 +173,7 @@ void MainWindow::onPaused(std::shared_ptr<const debug::PauseEvent> e)
     m_pendingRunTo.clear();
     m_breakpoints->refresh();
     syncShownGraph();
-    auto record = std::make_shared<const debug::RunRecord>(m_controller->engine().record());
+    auto record = m_controller->runRecord();
     m_record->setRecord(record);
     markExecuted(*record);
     const QString node = QString::fromStdString(e->node);
@@ -184,7 +184,7 @@ void MainWindow::onPaused(std::shared_ptr<const debug::PauseEvent> e)
     }
     // The paused node's tensors; inputs that are parameters or auxiliary states named as such.
     std::vector<InspectedTensor> tensors;
-    const auto graph = m_controller->engine().graph();
+    const auto graph = m_controller->runGraph();
     const ModelInfoPtr model = m_controller->model();
     for (const debug::PausedTensor& t : e->tensors) {
         QString role = t.isInput ? QStringLiteral("input") : QStringLiteral("output");
@@ -261,7 +261,7 @@ void MainWindow::syncShownGraph()
 {
     // The session traces the model's graph itself (an equal graph, another object): the view
     // switches only between the model's graph and a training step's.
-    const auto graph = m_controller->engine().graph();
+    const auto graph = m_controller->runGraph();
     const ModelInfoPtr model = m_controller->model();
     if (!graph || !model) return;
     if (graph != m_checkedGraph) {
@@ -270,7 +270,7 @@ void MainWindow::syncShownGraph()
     }
     if (m_checkedIsTraining) {
         if (graph == m_shownGraph) return;
-        std::vector<Shape> shapes = m_controller->engine().graphShapes();
+        std::vector<Shape> shapes = m_controller->runGraphShapes();
         if (shapes.size() != graph->numEntries()) shapes.clear();
         m_shownGraph = graph;
         m_graph->model()->setGraph(graph, shapes);
@@ -354,7 +354,7 @@ void MainWindow::showNodeTensors(const QString& node)
     if (node.isEmpty() || !m_controller->model()) return;
     const auto pause = m_controller->pauseEvent();
     if (pause && QString::fromStdString(pause->node) == node) return; // the inspector shows it already
-    std::shared_ptr<const Graph> graph = m_controller->engine().graph();
+    std::shared_ptr<const Graph> graph = m_controller->runGraph();
     if (!graph) graph = m_controller->model()->graph;
     const auto id = graph->findNode(node.toStdString());
     if (!id) return;
@@ -370,7 +370,7 @@ void MainWindow::showNodeTensors(const QString& node)
     } else {
         for (int i = 0; i < n.numOutputs; ++i) {
             const std::string name = graph->outputName({ *id, static_cast<uint32_t>(i), 0 });
-            if (std::optional<Tensor> t = m_controller->engine().fetch(name))
+            if (std::optional<Tensor> t = m_controller->engine().fetch(name)) // this process's: never throws
                 tensors.push_back({ QString::fromStdString(name), QStringLiteral("record"), *t });
         }
     }

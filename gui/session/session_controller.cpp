@@ -443,6 +443,33 @@ void SessionController::detach()
     if (m_model) Q_EMIT modelLoaded(m_model);
 }
 
+std::shared_ptr<const Graph> SessionController::runGraph()
+{
+    try {
+        if (std::shared_ptr<const Graph> g = m_active->graph()) return g;
+    } catch (const std::exception&) {
+    }
+    return m_model ? m_model->graph : nullptr;
+}
+
+std::vector<Shape> SessionController::runGraphShapes()
+{
+    try {
+        return m_active->graphShapes();
+    } catch (const std::exception&) {
+        return {};
+    }
+}
+
+std::shared_ptr<const debug::RunRecord> SessionController::runRecord()
+{
+    try {
+        return std::make_shared<const debug::RunRecord>(m_active->record());
+    } catch (const std::exception&) {
+        return std::make_shared<const debug::RunRecord>();
+    }
+}
+
 QFuture<SessionController::Fetched> SessionController::fetchTensors(std::vector<std::string> names, FetchProgress progress)
 {
     // The engine is held by the task: a detach meanwhile leaves it to finish (its answer dropped

@@ -60,6 +60,12 @@ public:
     bool isAttached() const { return m_remote != nullptr; }
     /// Attached, and the server's event stream has ended (engineLost): nothing runs there any more.
     bool isEngineLost() const { return m_remote != nullptr && m_engineLost; }
+    /// The graph the engine ran last (else the model's), its entry shapes, and the record of the run
+    /// so far: never throw (a server gone answers with the model's graph, no shapes, an empty record;
+    /// its loss is reported through engineLost).
+    std::shared_ptr<const Graph> runGraph();
+    std::vector<Shape> runGraphShapes();
+    std::shared_ptr<const debug::RunRecord> runRecord();
     /// "this process", or the server's HOST:PORT.
     QString engineLocation() const { return QString::fromStdString(m_active->where()); }
     /// Who holds control of the engine (this process always holds its own). Kept up to date from the

@@ -19,6 +19,7 @@ using namespace opscope::gui::test;
 TEST(OpscopeAttach, RunsToABreakpointOnTheServerAndLeavesItPausedThere)
 {
     remote::test::ServedSample served("lenet", {}, true);
+    served.session.addBreakpoint(debug::Breakpoint::onNode("hybridsequential0_dense1_fwd", OpPhase::Before)); // another client's
     QTemporaryDir dir;
     const QString png = dir.filePath(QStringLiteral("attached.png"));
     const Result r = runOpscope({ QStringLiteral("--attach"), QString::fromStdString(served.server->address()),
@@ -29,7 +30,7 @@ TEST(OpscopeAttach, RunsToABreakpointOnTheServerAndLeavesItPausedThere)
     const auto pause = served.session.currentPause();
     ASSERT_TRUE(pause) << "the window detached; the server's run stays paused";
     EXPECT_EQ(pause->node, "hybridsequential0_pool0_fwd");
-    EXPECT_EQ(served.session.breakpoints().size(), 1u);
+    EXPECT_EQ(served.session.breakpoints().size(), 2u) << "the command line's breakpoint is added to the server's own";
 }
 
 TEST(OpscopeAttach, AWrongTokenOrNoServerExitsFiveWithTheReason)
