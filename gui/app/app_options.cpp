@@ -35,6 +35,8 @@ QString appUsage()
         "  --token-file F                the server's token (the file opscope-server wrote)\n"
         "  --tls-ca F                    a TLS server: the certificate (PEM) to trust\n"
         "  --watch                       attach without taking control (another client holds it)\n"
+        "  --fetch-limit MB              a server's tensors above MB (default 16) stay there: statistics,\n"
+        "                                histogram and the value table's windows are read as shown\n"
         "  --quit                        exit after the screenshot, or once the run pauses or ends\n"
         "  --fresh                       ignore the saved window layout, breakpoints and inputs\n"
         "  --tab histogram|values|image  the inspector's tab when the run pauses\n"
@@ -133,6 +135,15 @@ bool parseAppOptions(const QStringList& arguments, AppOptions* o, QString* error
                 }
             } else if (a == QLatin1String("--watch")) {
                 o->watch = true;
+            } else if (is(a, "--fetch-limit")) {
+                if (!value(i, QStringLiteral("--fetch-limit"), &v)) return false;
+                bool ok = false;
+                const double mb = v.toDouble(&ok);
+                if (!ok || !(mb >= 0) || mb > 1e6) {
+                    *error = QStringLiteral("--fetch-limit %1: expected megabytes from 0 to 1000000").arg(v);
+                    return false;
+                }
+                o->fetchLimitBytes = static_cast<qint64>(mb * 1024 * 1024);
             } else if (is(a, "--tab")) {
                 if (!value(i, QStringLiteral("--tab"), &v)) return false;
                 if (v != QLatin1String("histogram") && v != QLatin1String("values") && v != QLatin1String("image")) {
@@ -182,8 +193,8 @@ bool parseAppOptions(const QStringList& arguments, AppOptions* o, QString* error
                          .arg(QLatin1String(local));
             return false;
         }
-    } else if (!o->tokenFile.isEmpty() || !o->tlsCa.isEmpty() || o->watch) {
-        *error = QStringLiteral("--token-file, --tls-ca and --watch go with --attach HOST:PORT");
+    } else if (!o->tokenFile.isEmpty() || !o->tlsCa.isEmpty() || o->watch || o->fetchLimitBytes >= 0) {
+        *error = QStringLiteral("--token-file, --tls-ca, --watch and --fetch-limit go with --attach HOST:PORT");
         return false;
     }
     if (!o->trainStep && o->attach.isEmpty()) // a server may run training steps (opscope-server --train)

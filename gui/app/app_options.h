@@ -50,6 +50,8 @@ struct AppOptions {
     QString tokenFile;
     QString tlsCa;
     bool watch = false;
+    /// --fetch-limit MB: a server's tensors above this stay there (read as shown); -1: the default.
+    qint64 fetchLimitBytes = -1;
     bool explicitBreakpoints() const { return !breakpoints.empty(); }
 };
 

@@ -219,6 +219,7 @@ void MainWindow::buildDocks()
     m_inspector->clear(tr("Not paused. Set a breakpoint (F9) and run (F5)."));
     connect(m_inspector, &TensorInspector::elementClicked, this,
         [this](const QString& tensor, const QList<qint64>& index) { showUnitAnatomy(tensor, index); });
+    connect(m_inspector, &TensorInspector::fetchWholeRequested, this, &MainWindow::fetchWholeTensor);
     connect(m_inspector, &TensorInspector::mapMenuRequested, this, [this](const QString& tensor, qint64 map, const QPoint& at) {
         QMenu menu(this);
         menu.addAction(tr("What Does Channel %1 Respond To?").arg(map), this,

@@ -179,6 +179,8 @@ private:
         std::vector<InspectedTensor> tensors);
     /// Fetches the values of `tensors` (by name) from the attached engine off the GUI thread; on
     /// arrival, if `stillWanted()`, `show` gets those it had (and the error of any it had not).
+    /// Fetch Whole of the inspector: a tensor that stayed on the server, brought here.
+    void fetchWholeTensor(const QString& name);
     void fetchIntoInspector(std::vector<InspectedTensor> tensors, std::function<bool()> stillWanted,
         std::function<void(std::vector<InspectedTensor>, const QString&)> show);
     void onRunFinished(const RunOutcome& outcome);

@@ -195,6 +195,17 @@ void MainWindow::updateControlStatus()
 void MainWindow::fetchPausedTensors(
     std::shared_ptr<const debug::PauseEvent> e, const QString& title, std::vector<InspectedTensor> tensors)
 {
+    // Large tensors stay on the server: the inspector reads their statistics, histogram and the
+    // value table's windows there as it shows them (Fetch Whole brings one here).
+    if (const auto report = m_controller->pauseReport()) {
+        for (size_t i = 0; i < tensors.size() && i < report->shapes.size() && i < report->dtypes.size(); ++i) {
+            const int64_t bytes = report->shapes[i].size() * static_cast<int64_t>(dtypeSize(report->dtypes[i]));
+            if (bytes <= m_controller->wholeFetchLimit()) continue;
+            tensors[i].source = m_controller->tensorSource(tensors[i].name.toStdString());
+            tensors[i].shape = report->shapes[i];
+            tensors[i].dtype = report->dtypes[i];
+        }
+    }
     m_inspector->clear(tr("Fetching %n tensor(s) of %1 from %2…", "", static_cast<int>(tensors.size()))
                            .arg(QString::fromStdString(e->node), m_controller->engineLocation()));
     fetchIntoInspector(
@@ -213,13 +224,39 @@ void MainWindow::fetchPausedTensors(
         });
 }
 
+void MainWindow::fetchWholeTensor(const QString& name)
+{
+    fetchIntoInspector(
+        { InspectedTensor { name, QString(), {} } },
+        [this, name] {
+            for (const InspectedTensor& t : m_inspector->tensors())
+                if (t.name == name) return t.remote();
+            return false; // another pause or node is shown meanwhile
+        },
+        [this, name](std::vector<InspectedTensor> shown, const QString& error) {
+            if (shown.empty() || !m_inspector->setValues(name, shown.front().values))
+                statusBar()->showMessage(
+                    tr("%1 could not be fetched: %2").arg(name, error.isEmpty() ? tr("it is gone") : error), 10000);
+        });
+}
+
 void MainWindow::fetchIntoInspector(std::vector<InspectedTensor> tensors, std::function<bool()> stillWanted,
     std::function<void(std::vector<InspectedTensor>, const QString&)> show)
 {
     const quint64 generation = ++m_fetchGeneration;
     std::vector<std::string> names;
-    for (const InspectedTensor& t : tensors)
-        names.push_back(t.name.toStdString());
+    std::vector<size_t> fetchedIndex; // of tensors, for each name
+    for (size_t i = 0; i < tensors.size(); ++i)
+        if (!tensors[i].source) {
+            names.push_back(tensors[i].name.toStdString());
+            fetchedIndex.push_back(i);
+        }
+    if (names.empty()) { // everything stays where it is: read as it is shown
+        m_fetching = false;
+        m_fetchText.clear();
+        show(std::move(tensors), QString());
+        return;
+    }
     const QString where = m_controller->engineLocation();
     m_fetching = true;
     m_fetchText = tr("Fetching from %1…").arg(where);
@@ -247,8 +284,8 @@ void MainWindow::fetchIntoInspector(std::vector<InspectedTensor> tensors, std::f
     };
     auto* watcher = new QFutureWatcher<SessionController::Fetched>(this);
     connect(watcher, &QFutureWatcher<SessionController::Fetched>::finished, this,
-        [this, watcher, tensors = std::move(tensors), stillWanted = std::move(stillWanted), show = std::move(show),
-            generation, clock, where]() mutable {
+        [this, watcher, tensors = std::move(tensors), fetchedIndex = std::move(fetchedIndex),
+            stillWanted = std::move(stillWanted), show = std::move(show), generation, clock, where]() mutable {
             watcher->deleteLater();
             if (generation != m_fetchGeneration) return; // another fetch, a detach, the engine lost
             m_fetching = false;
@@ -256,13 +293,14 @@ void MainWindow::fetchIntoInspector(std::vector<InspectedTensor> tensors, std::f
             if (!stillWanted()) return;
             const SessionController::Fetched fetched = watcher->result();
             size_t bytes = 0;
-            std::vector<InspectedTensor> shown;
-            for (size_t i = 0; i < tensors.size() && i < fetched.tensors.size(); ++i)
-                if (fetched.tensors[i]) {
-                    bytes += fetched.tensors[i]->bytes();
-                    tensors[i].values = *fetched.tensors[i];
-                    shown.push_back(std::move(tensors[i]));
+            for (size_t k = 0; k < fetchedIndex.size() && k < fetched.tensors.size(); ++k)
+                if (fetched.tensors[k]) {
+                    bytes += fetched.tensors[k]->bytes();
+                    tensors[fetchedIndex[k]].values = *fetched.tensors[k];
                 }
+            std::vector<InspectedTensor> shown; // fetched, or read where they are
+            for (InspectedTensor& t : tensors)
+                if (t.hasValues()) shown.push_back(std::move(t));
             if (!fetched.error.isEmpty())
                 statusBar()->showMessage(tr("Fetching from %1 failed: %2").arg(where, fetched.error), 10000);
             else

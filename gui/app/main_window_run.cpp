@@ -47,6 +47,7 @@ void MainWindow::startUp()
 {
     if (!m_options.attach.isEmpty()) {
         const bool scripted = !m_options.screenshot.isEmpty() || m_options.quit;
+        if (m_options.fetchLimitBytes >= 0) m_controller->setWholeFetchLimit(m_options.fetchLimitBytes);
         if (attachToServer({ m_options.attach, m_options.tokenFile, m_options.tlsCa }, {}, m_options.watch)) return;
         if (scripted) {
             finishScript(kExitRefused);

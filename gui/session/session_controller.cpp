@@ -1,6 +1,7 @@
 #include "gui/session/session_controller.h"
 
 #include "core/error.h"
+#include "gui/session/engine_tensor_source.h"
 
 #include <functional>
 
@@ -48,8 +49,8 @@ public:
 
     void paused(const debug::PauseReport& p) override
     {
-        auto event = std::make_shared<const debug::PauseEvent>(p.event);
-        post([event](SessionController* c) { c->onPaused(event); });
+        auto report = std::make_shared<const debug::PauseReport>(p);
+        post([report](SessionController* c) { c->onPaused(report); });
     }
 
     void runFinished(uint64_t runId, bool stopped, const std::vector<debug::OutputInfo>& outputs) override
@@ -472,15 +473,11 @@ std::shared_ptr<const debug::RunRecord> SessionController::runRecord()
 
 QFuture<SessionController::Fetched> SessionController::fetchTensors(std::vector<std::string> names, FetchProgress progress)
 {
-    // The engine is held by the task: a detach meanwhile leaves it to finish (its answer dropped
-    // by whoever looks at the pause it was for).
-    std::shared_ptr<debug::Engine> engine = m_remote;
-    if (!engine) engine = std::shared_ptr<debug::Engine>(std::shared_ptr<void>(), m_engine.get()); // lives with this
-    return QtConcurrent::run([engine, names = std::move(names), progress = std::move(progress)] {
+    auto fetchAll = [names = std::move(names), progress = std::move(progress)](debug::Engine& engine) {
         Fetched out;
         for (size_t i = 0; i < names.size(); ++i) {
             try {
-                out.tensors.push_back(engine->fetch(names[i], [&](size_t received, size_t total) {
+                out.tensors.push_back(engine.fetch(names[i], [&](size_t received, size_t total) {
                     if (progress) progress(i, received, total);
                 }));
             } catch (const std::exception& e) {
@@ -489,7 +486,23 @@ QFuture<SessionController::Fetched> SessionController::fetchTensors(std::vector<
             }
         }
         return out;
-    });
+    };
+    // This process's engine has the tensors at hand (copies sharing storage): no thread needed.
+    if (!m_remote) return QtFuture::makeReadyFuture(fetchAll(*m_engine));
+    // The engine is held by the task: a detach meanwhile leaves it to finish (its answer dropped
+    // by whoever looks at the pause it was for).
+    return QtConcurrent::run([engine = m_remote, fetchAll = std::move(fetchAll)] { return fetchAll(*engine); });
+}
+
+std::shared_ptr<const TensorSource> SessionController::tensorSource(const std::string& name) const
+{
+    if (!m_remote) return nullptr;
+    return std::make_shared<EngineTensorSource>(m_remote, name);
+}
+
+std::shared_ptr<const debug::PauseReport> SessionController::pauseReport() const
+{
+    return m_pause && m_pauseReport && &m_pauseReport->event == m_pause.get() ? m_pauseReport : nullptr;
 }
 
 void SessionController::onControlChanged(debug::ControlInfo control)
@@ -550,9 +563,11 @@ void SessionController::onStarted(quint64 runId)
     Q_EMIT runStarted(m_runId);
 }
 
-void SessionController::onPaused(std::shared_ptr<const debug::PauseEvent> e)
+void SessionController::onPaused(std::shared_ptr<const debug::PauseReport> report)
 {
-    if (e->runId != m_runId) return; // from a stale run
+    if (report->event.runId != m_runId) return; // from a stale run
+    std::shared_ptr<const debug::PauseEvent> e(report, &report->event);
+    m_pauseReport = std::move(report);
     m_pause = e;
     setState(State::Paused);
     Q_EMIT paused(e);

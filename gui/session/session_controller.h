@@ -16,6 +16,8 @@
 
 namespace opscope::gui {
 
+class TensorSource;
+
 /// How a run ended, for the window.
 struct RunOutcome {
     quint64 runId = 0;
@@ -83,6 +85,15 @@ public:
     };
     using FetchProgress = std::function<void(size_t index, size_t received, size_t total)>;
     QFuture<Fetched> fetchTensors(std::vector<std::string> names, FetchProgress progress = {});
+    /// A tensor of the attached engine read in pieces where it is (statistics, histogram, windows
+    /// of values) instead of fetched whole; null when not attached. The source holds the engine, so
+    /// it outlives a detach (its reads then fail or answer for the server's current pause).
+    std::shared_ptr<const TensorSource> tensorSource(const std::string& name) const;
+    /// Tensors of a server's pause larger than this stay there and are read as the views need
+    /// them (tensorSource); smaller ones are fetched whole. Default kWholeFetchLimit.
+    static constexpr qint64 kWholeFetchLimit = qint64 { 16 } << 20;
+    void setWholeFetchLimit(qint64 bytes) { m_wholeFetchLimit = bytes; }
+    qint64 wholeFetchLimit() const { return m_wholeFetchLimit; }
 
     bool takeControl();
     bool releaseControl();
@@ -93,6 +104,9 @@ public:
     bool isLoading() const { return m_loading; }
     quint64 currentRunId() const { return m_runId; }
     std::shared_ptr<const debug::PauseEvent> pauseEvent() const { return m_pause; }
+    /// The current pause as the engine reported it: shapes, element types (and, from a server,
+    /// statistics) of its tensors, in the order of the event's; null when not paused.
+    std::shared_ptr<const debug::PauseReport> pauseReport() const;
     std::shared_ptr<const debug::RunRecord> lastRecord() const { return m_lastRecord; }
     const RunOutcome& lastOutcome() const { return m_lastOutcome; }
     QString lastError() const { return m_lastError; }
@@ -150,7 +164,7 @@ private:
     void adoptModel(ModelInfoPtr model);
     void setState(State s);
     void onStarted(quint64 runId);
-    void onPaused(std::shared_ptr<const debug::PauseEvent> e);
+    void onPaused(std::shared_ptr<const debug::PauseReport> report);
     void onFinished(quint64 runId, RunOutcome outcome);
     void onFailed(quint64 runId, const QString& error);
     void onEngineLost(const QString& why);
@@ -178,7 +192,9 @@ private:
     quint64 m_runId = 0;
     quint64 m_adoptAfter = 0; // runs up to this id belong to an earlier model
     QElapsedTimer m_clock;
-    std::shared_ptr<const debug::PauseEvent> m_pause;
+    std::shared_ptr<const debug::PauseEvent> m_pause; // shares m_pauseReport's storage
+    std::shared_ptr<const debug::PauseReport> m_pauseReport; // the last pause's (see pauseReport())
+    qint64 m_wholeFetchLimit = kWholeFetchLimit;
     std::shared_ptr<const debug::RunRecord> m_lastRecord;
     RunOutcome m_lastOutcome;
     QString m_lastError;

@@ -4,6 +4,7 @@
 #include "gui/tensor/feature_map_view.h"
 #include "gui/tensor/histogram_view.h"
 #include "gui/tensor/stats_table.h"
+#include "gui/tensor/tensor_source.h"
 #include "gui/tensor/tensor_table_model.h"
 #include "gui/tensor/value_format.h"
 #include "gui/tensor/value_table.h"
@@ -125,11 +126,14 @@ TensorInspector::TensorInspector(QWidget* parent)
     m_exportNpy = new QToolButton(corner);
     m_exportNpy->setText(tr("Export .npy…"));
     m_exportNpy->setToolTip(tr("Save the tensor as a NumPy array"));
+    m_fetchWhole = new QToolButton(corner);
+    m_fetchWhole->setObjectName(QStringLiteral("fetchWholeTensor"));
+    m_fetchWhole->setText(tr("Fetch Whole"));
     m_exportPng = new QToolButton(corner);
     m_exportPng->setObjectName(QStringLiteral("exportHistogramPng"));
     m_exportPng->setText(tr("Export PNG…"));
     m_exportPng->setToolTip(tr("Save the histogram plot as a PNG image"));
-    for (QToolButton* b : { m_exportNpy, m_exportPng }) {
+    for (QToolButton* b : { m_fetchWhole, m_exportNpy, m_exportPng }) {
         b->setAutoRaise(true);
         b->setToolButtonStyle(Qt::ToolButtonTextOnly);
         cornerLayout->addWidget(b);
@@ -147,6 +151,11 @@ TensorInspector::TensorInspector(QWidget* parent)
     });
     connect(m_histogramView, &HistogramView::requestChanged, this, &TensorInspector::requestHistogram);
     connect(m_exportNpy, &QToolButton::clicked, this, &TensorInspector::exportNpyInteractive);
+    connect(m_fetchWhole, &QToolButton::clicked, this, [this] {
+        if (m_current < 0 || !m_tensors[static_cast<size_t>(m_current)].remote()) return;
+        m_fetchWhole->setEnabled(false); // until the values (or a new pause) come
+        emit fetchWholeRequested(currentTensorName());
+    });
     connect(m_exportPng, &QToolButton::clicked, this, &TensorInspector::exportPngInteractive);
     // Only the Histogram tab has a plot to export.
     connect(m_tabs, &QTabWidget::currentChanged, this,
@@ -225,6 +234,27 @@ QString TensorInspector::currentTensorName() const
     return m_current >= 0 ? m_tensors[static_cast<size_t>(m_current)].name : QString();
 }
 
+bool TensorInspector::setValues(const QString& name, const opscope::Tensor& values)
+{
+    for (size_t i = 0; i < m_tensors.size(); ++i) {
+        InspectedTensor& t = m_tensors[i];
+        if (t.name != name || !t.remote() || !values.defined() || values.shape() != t.shape) continue;
+        t.values = values;
+        t.source.reset();
+        if (static_cast<int>(i) == m_current) {
+            m_current = -1; // shown again, now from the values here
+            showIndex(static_cast<int>(i));
+        }
+        return true;
+    }
+    return false;
+}
+
+const InspectedTensor* TensorInspector::currentInspected() const
+{
+    return m_current >= 0 ? &m_tensors[static_cast<size_t>(m_current)] : nullptr;
+}
+
 std::optional<opscope::Tensor> TensorInspector::currentTensor() const
 {
     if (m_current < 0) return std::nullopt;
@@ -241,7 +271,7 @@ void TensorInspector::populatePicker()
     const QSignalBlocker block(m_picker);
     m_picker->clear();
     for (const InspectedTensor& t : m_tensors) {
-        const QString shape = t.values.defined() ? formatShape(t.values.shape()) : tr("(no values)");
+        const QString shape = t.hasValues() ? formatShape(t.shapeOf()) : tr("(no values)");
         auto* item = new QTreeWidgetItem({ t.name, t.role, shape });
         item->setForeground(1, roleColour(t.role));
         item->setToolTip(0, t.name);
@@ -268,11 +298,16 @@ void TensorInspector::showIndex(int index)
     if (t.values.defined()) {
         m_valueTable->setTensor(t.values);
         m_featureMapView->setTensor(t.values);
+    } else if (t.remote()) {
+        m_valueTable->setSource(t.shape, t.dtype, t.source);
+        m_featureMapView->clear(tr("This tensor (%1) stays on %2 until it is needed whole: Fetch Whole (above) "
+                                   "brings it here to draw its maps")
+                                    .arg(formatBytes(t.byteSize()), t.source->where()));
     } else {
         m_valueTable->clear(tr("The tensor has no values"));
         m_featureMapView->clear(tr("The tensor has no values"));
     }
-    const bool image = t.values.defined() && FeatureMapView::canShow(t.values.shape());
+    const bool image = t.hasValues() && FeatureMapView::canShow(t.shapeOf());
     if (!image && m_tabs->currentIndex() == ImageTab) m_tabs->setCurrentIndex(HistogramTab);
     m_tabs->setTabEnabled(ImageTab, image);
     m_tabs->setTabToolTip(ImageTab, image ? QString() : tr("This shape cannot be shown as images"));
@@ -288,8 +323,15 @@ void TensorInspector::updateSummary()
         return;
     }
     const InspectedTensor& t = m_tensors[static_cast<size_t>(m_current)];
-    if (!t.values.defined()) {
+    if (!t.hasValues()) {
         m_summary->setText(tr("%1 · no values").arg(t.role));
+        return;
+    }
+    if (t.remote()) {
+        m_summary->setText(tr("%1 · %2 · %3 values · %4 on %5")
+                               .arg(t.role, formatShape(t.shape))
+                               .arg(t.shape.size())
+                               .arg(formatBytes(t.byteSize()), t.source->where()));
         return;
     }
     const int64_t n = t.values.size();
@@ -311,7 +353,12 @@ void TensorInspector::startAnalysis()
     m_histogram = {};
     m_hasStats = m_hasHistogram = false;
     m_histogramRunner.cancel();
-    const opscope::Tensor values = m_tensors[static_cast<size_t>(m_current)].values;
+    const InspectedTensor& t = m_tensors[static_cast<size_t>(m_current)];
+    if (t.remote()) {
+        startRemoteAnalysis(t);
+        return;
+    }
+    const opscope::Tensor values = t.values;
     if (!values.defined()) {
         m_analysisRunner.cancel();
         m_statsTable->clear(tr("no values"));
@@ -342,10 +389,9 @@ void TensorInspector::applyAnalysis(uint64_t serial, const debug::TensorStats& s
     const HistogramRequest& request)
 {
     if (serial != m_serial || m_current < 0) return;
-    const opscope::Tensor& values = m_tensors[static_cast<size_t>(m_current)].values;
     m_stats = stats;
     m_hasStats = true;
-    m_statsTable->setStats(formatShape(values.shape()), stats);
+    m_statsTable->setStats(formatShape(m_tensors[static_cast<size_t>(m_current)].shapeOf()), stats);
     m_valueTable->model()->setHeatRange(stats.min, stats.max);
     emit statsReady();
     if (serial != m_serial) return;
@@ -359,7 +405,12 @@ void TensorInspector::applyAnalysis(uint64_t serial, const debug::TensorStats& s
 void TensorInspector::requestHistogram()
 {
     if (m_current < 0 || !m_hasStats) return; // a running analysis picks up the new request when it lands
-    const opscope::Tensor values = m_tensors[static_cast<size_t>(m_current)].values;
+    const InspectedTensor& t = m_tensors[static_cast<size_t>(m_current)];
+    if (t.remote()) {
+        requestRemoteHistogram(t);
+        return;
+    }
+    const opscope::Tensor values = t.values;
     if (!values.defined()) return;
     m_hasHistogram = false;
     LatestOnlyRunner::Work work
@@ -393,6 +444,14 @@ void TensorInspector::updateBusy()
 void TensorInspector::updateActions()
 {
     m_exportNpy->setEnabled(currentTensor().has_value() && currentTensor()->defined());
+    const InspectedTensor* t = currentInspected();
+    const bool remote = t && t->remote();
+    m_fetchWhole->setVisible(remote);
+    m_fetchWhole->setEnabled(remote);
+    if (remote)
+        m_fetchWhole->setToolTip(tr("Bring the whole tensor (%1) here from %2: to draw its maps and to export it")
+                                     .arg(formatBytes(t->byteSize()), t->source->where()));
+    m_exportNpy->setToolTip(remote ? tr("Fetch the whole tensor first (Fetch Whole)") : tr("Save the tensor as a NumPy array"));
     m_exportPng->setEnabled(m_hasHistogram && m_histogramView->hasPlot());
 }
 

@@ -45,7 +45,12 @@ public:
     void clear(const QString& message = {});
 
     QString currentTensorName() const;
+    /// The values of the current tensor here (undefined for one held where the engine runs).
     std::optional<opscope::Tensor> currentTensor() const;
+    const InspectedTensor* currentInspected() const;
+    /// The values of a tensor that was held where the engine runs, now fetched: shown from here on
+    /// (false when no such remote tensor is listed or the shape differs).
+    bool setValues(const QString& name, const opscope::Tensor& values);
     const std::vector<InspectedTensor>& tensors() const { return m_tensors; }
 
     /// Results for the current tensor (empty until ready).
@@ -84,6 +89,8 @@ signals:
     void elementClicked(const QString& tensor, const QList<qint64>& index);
     /// A context menu asked for over feature map `map` of the current tensor in the Image tab.
     void mapMenuRequested(const QString& tensor, qint64 map, const QPoint& globalPos);
+    /// Fetch Whole was pressed for a tensor held where the engine runs (answer with setValues).
+    void fetchWholeRequested(const QString& tensor);
 
 private:
     struct HistogramRequest {
@@ -98,6 +105,10 @@ private:
     void populatePicker();
     void updateSummary();
     void startAnalysis();
+    // A tensor held where the engine runs: statistics and histograms computed there.
+    void startRemoteAnalysis(const InspectedTensor& t);
+    void requestRemoteHistogram(const InspectedTensor& t);
+    void remoteFailed(uint64_t serial, const QString& error);
     void requestHistogram();
     void applyAnalysis(uint64_t serial, const debug::TensorStats& stats, const debug::Histogram& histogram,
         const HistogramRequest& request);
@@ -126,6 +137,7 @@ private:
     QLabel* m_busy = nullptr;
     QTreeWidget* m_picker = nullptr;
     QToolButton* m_exportNpy = nullptr;
+    QToolButton* m_fetchWhole = nullptr;
     QToolButton* m_exportPng = nullptr;
     QTabWidget* m_tabs = nullptr;
     QSplitter* m_histogramSplit = nullptr;

@@ -1,14 +1,18 @@
 #include "gui/tensor/tensor_table_model.h"
 
 #include "debug/tensor_stats.h"
+#include "gui/tensor/tensor_source.h"
 #include "gui/tensor/value_format.h"
 
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <exception>
 #include <limits>
 
 #include <QColor>
+#include <QPointer>
+#include <QtConcurrent/QtConcurrentRun>
 
 namespace opscope::gui {
 
@@ -17,6 +21,7 @@ namespace {
 constexpr int64_t kHeatScanMax = 1 << 24;
 constexpr int kHeatAlpha = 110;
 const QColor kAlarm(214, 39, 40);
+const QColor kPending(150, 150, 150);
 
 /// Marks a change in progress for its lifetime (nesting keeps the outer mark).
 class ChangeGuard {
@@ -45,21 +50,47 @@ int clampToInt(int64_t n)
 TensorTableModel::TensorTableModel(QObject* parent)
     : QAbstractTableModel(parent)
 {
+    m_pool.setMaxThreadCount(1);
+}
+
+TensorTableModel::~TensorTableModel()
+{
+    ++m_pageGeneration;
+    m_pool.waitForDone(); // a page in flight posts to this model: it must not outlive it
 }
 
 void TensorTableModel::setTensor(const opscope::Tensor& tensor)
 {
+    reset(tensor, tensor.defined() ? tensor.shape() : opscope::Shape(),
+        tensor.defined() ? tensor.dtype() : opscope::DType::Float32, nullptr);
+}
+
+void TensorTableModel::setSource(
+    const opscope::Shape& shape, opscope::DType dtype, std::shared_ptr<const TensorSource> source)
+{
+    reset(opscope::Tensor(), shape, dtype, std::move(source));
+}
+
+void TensorTableModel::reset(const opscope::Tensor& tensor, const opscope::Shape& shape, opscope::DType dtype,
+    std::shared_ptr<const TensorSource> source)
+{
     const ChangeGuard guard(m_changing);
     beginResetModel();
-    const bool sameShape = m_tensor.defined() && tensor.defined() && m_tensor.shape() == tensor.shape();
+    const bool has = tensor.defined() || source != nullptr;
+    const bool sameShape = m_hasTensor && has && m_shape == shape && (m_source != nullptr) == (source != nullptr);
     m_tensor = tensor;
-    m_ndim = tensor.defined() ? tensor.ndim() : 0;
+    m_source = std::move(source);
+    m_shape = has ? shape : opscope::Shape();
+    m_dtype = dtype;
+    m_hasTensor = has;
+    m_ndim = has ? m_shape.ndim() : 0;
     if (!sameShape) {
         defaultAxes();
         m_rows = 0;
         m_cols = 0;
     }
     m_heatKnown = false;
+    dropPages();
     recompute();
     endResetModel();
     emit sliceChanged();
@@ -79,7 +110,7 @@ void TensorTableModel::defaultAxes()
 
 void TensorTableModel::recompute()
 {
-    const opscope::Shape& shape = m_tensor.shape();
+    const opscope::Shape& shape = m_shape;
     m_strides.assign(static_cast<size_t>(m_ndim), 1);
     for (int i = m_ndim - 2; i >= 0; --i)
         m_strides[static_cast<size_t>(i)] = m_strides[static_cast<size_t>(i + 1)] * shape[i + 1];
@@ -92,7 +123,7 @@ void TensorTableModel::recompute()
     }
     m_rowStride = m_rowAxis >= 0 ? m_strides[static_cast<size_t>(m_rowAxis)] : 0;
     m_colStride = m_colAxis >= 0 ? m_strides[static_cast<size_t>(m_colAxis)] : 0;
-    if (!m_tensor.defined() || m_tensor.size() <= 0) {
+    if (!m_hasTensor || m_shape.size() <= 0) {
         m_totalRows = m_totalCols = 0;
     } else {
         m_totalRows = m_rowAxis >= 0 ? shape[m_rowAxis] : 1;
@@ -105,7 +136,7 @@ void TensorTableModel::recompute()
 
 void TensorTableModel::setRowAxis(int axis)
 {
-    if (m_ndim < 2 || axis < 0 || axis >= m_ndim || axis == m_rowAxis) return;
+    if (m_source || m_ndim < 2 || axis < 0 || axis >= m_ndim || axis == m_rowAxis) return;
     const ChangeGuard guard(m_changing);
     beginResetModel();
     if (axis == m_colAxis) m_colAxis = m_rowAxis;
@@ -119,7 +150,7 @@ void TensorTableModel::setRowAxis(int axis)
 
 void TensorTableModel::setColumnAxis(int axis)
 {
-    if (m_ndim < 2 || axis < 0 || axis >= m_ndim || axis == m_colAxis) return;
+    if (m_source || m_ndim < 2 || axis < 0 || axis >= m_ndim || axis == m_colAxis) return;
     const ChangeGuard guard(m_changing);
     beginResetModel();
     if (axis == m_rowAxis) m_rowAxis = m_colAxis;
@@ -134,11 +165,12 @@ void TensorTableModel::setColumnAxis(int axis)
 void TensorTableModel::setFixedIndex(int axis, int64_t value)
 {
     if (axis < 0 || axis >= m_ndim || axis == m_rowAxis || axis == m_colAxis) return;
-    const int64_t clamped = std::clamp<int64_t>(value, 0, std::max<int64_t>(0, m_tensor.shape()[axis] - 1));
+    const int64_t clamped = std::clamp<int64_t>(value, 0, std::max<int64_t>(0, m_shape[axis] - 1));
     if (clamped == m_fixed[static_cast<size_t>(axis)]) return;
     // Same table size, other values: the view keeps its scroll position.
     const ChangeGuard guard(m_changing);
     m_fixed[static_cast<size_t>(axis)] = clamped;
+    dropPages();
     recompute();
     if (m_rows > 0 && m_cols > 0) emit dataChanged(index(0, 0), index(m_rows - 1, m_cols - 1));
     emit sliceChanged();
@@ -191,12 +223,130 @@ int64_t TensorTableModel::flatOffset(int row, int col) const
 double TensorTableModel::valueAt(int row, int col) const
 {
     const int64_t off = flatOffset(row, col);
-    return off < 0 ? std::numeric_limits<double>::quiet_NaN() : m_tensor.view().valueAt(off);
+    if (off < 0) return std::numeric_limits<double>::quiet_NaN();
+    if (!m_source) return m_tensor.view().valueAt(off);
+    const Page* page = pageOf(row, col);
+    if (!page) return std::numeric_limits<double>::quiet_NaN();
+    const int64_t r = row % kPageRows, c = col % kPageColumns;
+    return r < page->rows && c < page->cols ? page->values[static_cast<size_t>(r * page->cols + c)]
+                                            : std::numeric_limits<double>::quiet_NaN();
+}
+
+QString TensorTableModel::sourceWhere() const
+{
+    return m_source ? m_source->where() : QString();
+}
+
+bool TensorTableModel::isLoaded(int row, int col) const
+{
+    if (flatOffset(row, col) < 0) return false;
+    return !m_source || m_pages.count({ row / kPageRows, col / kPageColumns }) > 0;
+}
+
+const TensorTableModel::Page* TensorTableModel::pageOf(int row, int col) const
+{
+    const PageKey key { row / kPageRows, col / kPageColumns };
+    const auto it = m_pages.find(key);
+    if (it != m_pages.end()) return &it->second;
+    if (m_fetchError.isEmpty() && m_queued.insert(key).second) {
+        const bool wasFetching = isFetching();
+        m_queue.push_back(key);
+        startNextPage();
+        // Asked from data(), often while painting: listeners hear of it once that is done.
+        if (!wasFetching)
+            QMetaObject::invokeMethod(
+                const_cast<TensorTableModel*>(this), [this] { emit const_cast<TensorTableModel*>(this)->fetchStateChanged(); },
+                Qt::QueuedConnection);
+    }
+    return nullptr;
+}
+
+void TensorTableModel::dropPages()
+{
+    ++m_pageGeneration;
+    m_pages.clear();
+    m_queue.clear();
+    m_queued.clear();
+    m_fetchError.clear();
+}
+
+void TensorTableModel::startNextPage() const
+{
+    if (m_inFlight || m_queue.empty() || !m_source) return;
+    const PageKey key = m_queue.front();
+    m_queue.pop_front();
+    // The window in the slice's terms: the last two axes are its rows and columns (a 1-D tensor
+    // is one row there, one column here).
+    debug::SliceRequest request;
+    const bool oneD = m_ndim == 1;
+    for (int i = 0; i + 2 < m_ndim; ++i)
+        request.index.push_back(m_fixed[static_cast<size_t>(i)]);
+    const int64_t row0 = key.first * kPageRows, col0 = key.second * kPageColumns;
+    const int64_t rows = std::min<int64_t>(kPageRows, m_totalRows - row0);
+    const int64_t cols = std::min<int64_t>(kPageColumns, m_totalCols - col0);
+    if (oneD) {
+        request.colBegin = row0;
+        request.colCount = rows;
+    } else if (m_ndim >= 2) {
+        request.rowBegin = row0;
+        request.rowCount = rows;
+        request.colBegin = col0;
+        request.colCount = cols;
+    }
+    m_inFlight = true;
+    QPointer<TensorTableModel> self(const_cast<TensorTableModel*>(this));
+    (void)QtConcurrent::run(&m_pool, [self, source = m_source, request, key, rows, cols, oneD, generation = m_pageGeneration] {
+        Page page;
+        QString error;
+        try {
+            const debug::TensorSlice s = source->slice(request);
+            page.rows = std::min(rows, oneD ? s.cols : s.rows);
+            page.cols = std::min(cols, oneD ? int64_t { 1 } : s.cols);
+            page.values.resize(static_cast<size_t>(page.rows * page.cols));
+            for (int64_t r = 0; r < page.rows; ++r)
+                for (int64_t c = 0; c < page.cols; ++c)
+                    page.values[static_cast<size_t>(r * page.cols + c)] = oneD ? s.at(0, r) : s.at(r, c);
+        } catch (const std::exception& e) {
+            error = QString::fromStdString(e.what());
+        }
+        // The destructor waits for this job, so `self` is alive here; the queued call is dropped
+        // if the model is deleted before it is delivered.
+        QMetaObject::invokeMethod(
+            self.data(),
+            [self, generation, key, page = std::move(page), error]() mutable {
+                if (self) self->pageArrived(generation, key, std::move(page), error);
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+void TensorTableModel::pageArrived(uint64_t generation, PageKey key, Page page, const QString& error)
+{
+    m_inFlight = false;
+    if (generation == m_pageGeneration) {
+        m_queued.erase(key);
+        if (!error.isEmpty()) {
+            m_fetchError = error;
+            m_queue.clear();
+            m_queued.clear();
+        } else {
+            if (m_pages.size() >= kMaxPages) m_pages.clear(); // what is on screen asks again
+            m_pages[key] = std::move(page);
+            const int top = static_cast<int>(key.first * kPageRows), left = static_cast<int>(key.second * kPageColumns);
+            const int bottom = std::min(m_rows, top + kPageRows) - 1, right = std::min(m_cols, left + kPageColumns) - 1;
+            if (bottom >= top && right >= left) {
+                const ChangeGuard guard(m_changing);
+                emit dataChanged(index(top, left), index(bottom, right));
+            }
+        }
+    }
+    startNextPage();
+    if (!isFetching()) emit fetchStateChanged();
 }
 
 QString TensorTableModel::textOf(double v, bool exact) const
 {
-    const DType t = m_tensor.dtype();
+    const DType t = m_dtype;
     if (t == DType::Bool) return v != 0 ? QStringLiteral("true") : QStringLiteral("false");
     if (isIntegerType(t)) return QString::number(static_cast<qlonglong>(v));
     if (t == DType::Float64 && exact) return QString::number(v, 'g', 17);
@@ -232,7 +382,7 @@ void TensorTableModel::setHeatRange(double lo, double hi)
 
 void TensorTableModel::ensureHeatRange() const
 {
-    if (m_heatKnown || !m_tensor.defined() || m_tensor.size() > kHeatScanMax) return;
+    if (m_heatKnown || !m_tensor.defined() || m_tensor.size() > kHeatScanMax) return; // remote: from the statistics
     const debug::TensorStats s = debug::computeStats(m_tensor.view());
     m_heatLo = s.min;
     m_heatHi = s.max;
@@ -269,6 +419,23 @@ int TensorTableModel::columnCount(const QModelIndex& parent) const
 QVariant TensorTableModel::data(const QModelIndex& index, int role) const
 {
     if (!index.isValid() || index.model() != this || index.row() >= m_rows || index.column() >= m_cols) return {};
+    if (m_source && !m_pages.count({ index.row() / kPageRows, index.column() / kPageColumns })) {
+        (void)pageOf(index.row(), index.column()); // asks for it
+        switch (role) {
+        case Qt::DisplayRole:
+            return QStringLiteral("…");
+        case Qt::ToolTipRole:
+            return m_fetchError.isEmpty() ? tr("%1: being read from %2")
+                                                .arg(formatIndex(fullIndex(index.row(), index.column())), m_source->where())
+                                          : m_fetchError;
+        case Qt::TextAlignmentRole:
+            return QVariant::fromValue(Qt::Alignment(Qt::AlignRight | Qt::AlignVCenter));
+        case Qt::ForegroundRole:
+            return kPending;
+        default:
+            return {};
+        }
+    }
     const double v = valueAt(index.row(), index.column());
     switch (role) {
     case Qt::DisplayRole:

@@ -3,32 +3,63 @@
 #include "tensor/tensor.h"
 
 #include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <set>
+#include <utility>
 #include <vector>
 
 #include <QAbstractTableModel>
+#include <QThreadPool>
 
 namespace opscope::gui {
+
+class TensorSource;
 
 /// A 2-D slice of an N-d tensor as a table. Two axes are displayed (by default the last two; a
 /// 1-D tensor is one column of values, a scalar one cell) and every other axis is fixed by an
 /// index. Cells are read straight from the tensor, and rows and columns are exposed in chunks
 /// through fetchMore(), so a tensor of ten million elements costs no more than a small one.
+/// A tensor held where its engine runs (setSource) is read in pages of kPageRows × kPageColumns
+/// as the view asks for cells, one page at a time off the GUI thread; a cell not here yet shows
+/// "…" until its page arrives. Such a table shows the tensor's last two axes.
 class TensorTableModel : public QAbstractTableModel {
     Q_OBJECT
 
 public:
     static constexpr int kRowChunk = 1000;
     static constexpr int kColumnChunk = 256;
+    static constexpr int kPageRows = 128;
+    static constexpr int kPageColumns = 32;
+    /// Pages kept of a remote tensor; beyond, the cache starts again with what is on screen.
+    static constexpr size_t kMaxPages = 256;
 
     explicit TensorTableModel(QObject* parent = nullptr);
+    ~TensorTableModel() override;
 
     /// Keeps the axes and fixed index when the shape is the same as before.
     void setTensor(const opscope::Tensor& tensor);
     const opscope::Tensor& tensor() const { return m_tensor; }
+    /// A tensor whose values stay with `source`, read in pages as cells are shown.
+    void setSource(const opscope::Shape& shape, opscope::DType dtype, std::shared_ptr<const TensorSource> source);
+    bool isRemote() const { return m_source != nullptr; }
+    /// A tensor (here or remote) is shown.
+    bool hasTensor() const { return m_hasTensor; }
+    const opscope::Shape& shape() const { return m_shape; }
+    int ndim() const { return m_ndim; }
+    /// A remote table: pages being read, and the last read's failure (empty: none).
+    bool isFetching() const { return m_inFlight || !m_queue.empty(); }
+    QString fetchError() const { return m_fetchError; }
+    /// Where a remote table's values are (empty: here).
+    QString sourceWhere() const;
+    /// False for a remote cell whose page has not arrived (its value reads as NaN meanwhile).
+    bool isLoaded(int row, int col) const;
     void clear();
 
     /// Displayed axes; choosing the other displayed axis swaps the two. -1 when the tensor has
-    /// too few axes (the column axis of a 1-D tensor, both axes of a scalar).
+    /// too few axes (the column axis of a 1-D tensor, both axes of a scalar). A remote table keeps
+    /// the last two.
     void setRowAxis(int axis);
     void setColumnAxis(int axis);
     int rowAxis() const { return m_rowAxis; }
@@ -72,14 +103,40 @@ signals:
     /// The tensor, the displayed axes or the fixed index changed.
     void sliceChanged();
     void heatColoursChanged(bool on);
+    /// A remote table started or finished reading pages, or a read failed.
+    void fetchStateChanged();
 
 private:
     void defaultAxes();
     void recompute();
     void ensureHeatRange() const;
     QColor heatColour(float v) const;
+    void reset(const opscope::Tensor& tensor, const opscope::Shape& shape, opscope::DType dtype,
+        std::shared_ptr<const TensorSource> source);
+    using PageKey = std::pair<int64_t, int64_t>; ///< (row, column) of the page
+    struct Page {
+        int64_t rows = 0;
+        int64_t cols = 0;
+        std::vector<double> values; ///< row-major, table orientation
+    };
+    const Page* pageOf(int row, int col) const;
+    void dropPages();
+    void startNextPage() const;
+    void pageArrived(uint64_t generation, PageKey key, Page page, const QString& error);
 
     opscope::Tensor m_tensor;
+    opscope::Shape m_shape;
+    opscope::DType m_dtype = opscope::DType::Float32;
+    bool m_hasTensor = false;
+    std::shared_ptr<const TensorSource> m_source;
+    // A remote table's pages: all on the GUI thread; a page in flight captures what it needs.
+    mutable std::map<PageKey, Page> m_pages;
+    mutable std::deque<PageKey> m_queue;
+    mutable std::set<PageKey> m_queued;
+    mutable bool m_inFlight = false;
+    uint64_t m_pageGeneration = 0; ///< bumped when the slice changes: pages in flight are dropped
+    QString m_fetchError;
+    mutable QThreadPool m_pool;
     int m_ndim = 0;
     int m_rowAxis = -1;
     int m_colAxis = -1;

@@ -144,6 +144,7 @@ ValueTable::ValueTable(QWidget* parent)
     connect(m_view->selectionModel(), &QItemSelectionModel::currentChanged, this, &ValueTable::updateStatus);
     connect(m_model, &QAbstractItemModel::rowsInserted, this, &ValueTable::updateStatus);
     connect(m_model, &QAbstractItemModel::columnsInserted, this, &ValueTable::updateStatus);
+    connect(m_model, &TensorTableModel::fetchStateChanged, this, &ValueTable::updateStatus);
 
     clear();
 }
@@ -154,6 +155,12 @@ void ValueTable::setTensor(const opscope::Tensor& tensor)
     m_model->setTensor(tensor);
 }
 
+void ValueTable::setSource(const opscope::Shape& shape, opscope::DType dtype, std::shared_ptr<const TensorSource> source)
+{
+    m_message->setText(tr("No tensor"));
+    m_model->setSource(shape, dtype, std::move(source));
+}
+
 void ValueTable::clear(const QString& message)
 {
     m_message->setText(message.isEmpty() ? tr("No tensor") : message);
@@ -162,11 +169,10 @@ void ValueTable::clear(const QString& message)
 
 void ValueTable::modelSliceChanged()
 {
-    const opscope::Tensor& t = m_model->tensor();
-    const bool shown = t.defined();
+    const bool shown = m_model->hasTensor();
     m_message->setVisible(!shown);
     m_body->setVisible(shown);
-    if (shown && (!m_hasSelectors || t.shape() != m_selectorShape))
+    if (shown && (!m_hasSelectors || m_model->shape() != m_selectorShape))
         rebuildSelectors();
     else if (!shown)
         m_hasSelectors = false;
@@ -180,6 +186,10 @@ void ValueTable::fitColumns()
     const int64_t rows = m_model->totalRows(), cols = m_model->totalColumns();
     if (rows <= 0 || cols <= 0) return;
     const QFontMetrics fm(m_view->font());
+    if (m_model->isRemote()) { // no values here to measure: room for a compact number
+        m_view->horizontalHeader()->setDefaultSectionSize(fm.horizontalAdvance(QStringLiteral("-0.0000e-00")) + kCellPadding);
+        return;
+    }
     int widest = fm.horizontalAdvance(QString::number(std::min<int64_t>(cols, TensorTableModel::kColumnChunk) - 1));
     const int64_t sampleCols = std::min<int64_t>(cols, TensorTableModel::kColumnChunk);
     const int64_t sampleRows = std::max<int64_t>(1, std::min(rows, kFitSample / sampleCols));
@@ -197,9 +207,8 @@ void ValueTable::fitColumns()
 void ValueTable::rebuildSelectors()
 {
     m_syncing = true;
-    const opscope::Tensor& t = m_model->tensor();
-    const opscope::Shape& shape = t.shape();
-    const int nd = t.ndim();
+    const opscope::Shape shape = m_model->shape();
+    const int nd = m_model->ndim();
     m_selectorShape = shape;
     m_hasSelectors = true;
 
@@ -215,8 +224,13 @@ void ValueTable::rebuildSelectors()
         m_rowCombo->addItem(tr("scalar"), -1);
         m_colCombo->addItem(tr("value"), -1);
     }
-    m_rowCombo->setEnabled(nd >= 2);
-    m_colCombo->setEnabled(nd >= 2);
+    // A remote tensor is read in windows of its last two axes.
+    const bool choose = nd >= 2 && !m_model->isRemote();
+    m_rowCombo->setEnabled(choose);
+    m_colCombo->setEnabled(choose);
+    const QString why = m_model->isRemote() ? tr("The tensor stays where the engine runs: its last two axes are shown") : QString();
+    m_rowCombo->setToolTip(why);
+    m_colCombo->setToolTip(why);
     m_colLabel->setVisible(nd >= 2);
     m_colCombo->setVisible(nd >= 2);
 
@@ -247,7 +261,7 @@ void ValueTable::rebuildSelectors()
 void ValueTable::syncSelectors()
 {
     if (!m_hasSelectors) return;
-    const int nd = m_model->tensor().ndim();
+    const int nd = m_model->ndim();
     if (m_fixedSpins.size() != static_cast<size_t>(nd)) return;
     m_syncing = true;
     m_rowCombo->setCurrentIndex(std::max(0, m_rowCombo->findData(m_model->rowAxis())));
@@ -282,22 +296,27 @@ void ValueTable::syncSelectors()
 
 void ValueTable::updateStatus()
 {
-    const opscope::Tensor& t = m_model->tensor();
-    if (!t.defined()) {
+    if (!m_model->hasTensor()) {
         m_status->clear();
         return;
     }
     const int64_t rows = m_model->totalRows(), cols = m_model->totalColumns();
-    QString text = tr("%1 × %2 of %3").arg(rows).arg(cols).arg(formatShape(t.shape()));
+    QString text = tr("%1 × %2 of %3").arg(rows).arg(cols).arg(formatShape(m_model->shape()));
     if (m_model->rowCount() < rows || m_model->columnCount() < cols)
         text += tr(" · %1 × %2 loaded, more on scrolling").arg(m_model->rowCount()).arg(m_model->columnCount());
     // The cell picked, exactly (the table shows 4 significant digits).
     const QModelIndex current = m_view->currentIndex();
-    if (current.isValid()) {
+    if (current.isValid() && m_model->isLoaded(current.row(), current.column())) {
         const std::vector<int64_t> index = m_model->fullIndex(current.row(), current.column());
         text
             += tr(" · %1 = %2").arg(formatIndex(index), m_model->textOf(m_model->valueAt(current.row(), current.column()), true));
     }
+    if (!m_model->fetchError().isEmpty())
+        text += tr(" · reading values failed: %1").arg(m_model->fetchError());
+    else if (m_model->isFetching())
+        text += tr(" · reading values from %1…").arg(m_model->sourceWhere());
+    else if (m_model->isRemote())
+        text += tr(" · values read from %1 as shown").arg(m_model->sourceWhere());
     m_status->setText(text);
 }
 
@@ -307,8 +326,8 @@ bool ValueTable::goTo(const QString& text, QString* error)
         if (error) *error = why;
         return false;
     };
-    const opscope::Tensor& t = m_model->tensor();
-    if (!t.defined()) return fail(tr("No tensor"));
+    if (!m_model->hasTensor()) return fail(tr("No tensor"));
+    const opscope::Shape shape = m_model->shape();
     static const QRegularExpression number(QStringLiteral("-?\\d+"));
     std::vector<int64_t> values;
     for (auto it = number.globalMatch(text); it.hasNext();) {
@@ -316,16 +335,16 @@ bool ValueTable::goTo(const QString& text, QString* error)
         values.push_back(it.next().captured().toLongLong(&ok));
         if (!ok) return fail(tr("Not an index: %1").arg(text));
     }
-    const int nd = t.ndim();
+    const int nd = m_model->ndim();
     int64_t row = 0, col = 0;
     if (values.empty()) return fail(tr("Type a row, \"row, column\" or a full index"));
     if (nd > 2 && static_cast<int>(values.size()) == nd) {
         for (int i = 0; i < nd; ++i)
-            if (values[static_cast<size_t>(i)] < 0 || values[static_cast<size_t>(i)] >= t.shape()[i])
+            if (values[static_cast<size_t>(i)] < 0 || values[static_cast<size_t>(i)] >= shape[i])
                 return fail(tr("Index %1 is out of range for axis %2 (%3)")
                                 .arg(values[static_cast<size_t>(i)])
                                 .arg(i)
-                                .arg(t.shape()[i]));
+                                .arg(shape[i]));
         for (int i = 0; i < nd; ++i)
             m_model->setFixedIndex(i, values[static_cast<size_t>(i)]);
         row = m_model->rowAxis() >= 0 ? values[static_cast<size_t>(m_model->rowAxis())] : 0;
@@ -368,7 +387,9 @@ QString ValueTable::selectionText() const
     for (int r = top; r <= bottom; ++r) {
         for (int c = left; c <= right; ++c) {
             if (c > left) out += QLatin1Char('\t');
-            if (sel->isSelected(m_model->index(r, c))) out += m_model->textOf(m_model->valueAt(r, c), true);
+            // A remote cell not read yet stays empty (what is on screen has been read).
+            if (sel->isSelected(m_model->index(r, c)) && m_model->isLoaded(r, c))
+                out += m_model->textOf(m_model->valueAt(r, c), true);
         }
         out += QLatin1Char('\n');
     }

@@ -2,6 +2,7 @@
 
 #include "tensor/tensor.h"
 
+#include <memory>
 #include <vector>
 
 #include <QWidget>
@@ -16,6 +17,7 @@ class QTableView;
 
 namespace opscope::gui {
 
+class TensorSource;
 class TensorTableModel;
 
 /// The values of a tensor as a table: a row-axis and a column-axis selector, an index spin box
@@ -28,6 +30,8 @@ public:
     explicit ValueTable(QWidget* parent = nullptr);
 
     void setTensor(const opscope::Tensor& tensor);
+    /// A tensor held where the engine runs: values read in pages as the table shows them.
+    void setSource(const opscope::Shape& shape, opscope::DType dtype, std::shared_ptr<const TensorSource> source);
     void clear(const QString& message = {});
     TensorTableModel* model() { return m_model; }
     QTableView* view() { return m_view; }

@@ -157,4 +157,13 @@ TEST(AppOptions, AttachTakesAServerAddressAndItsTokenAndNoModel)
     EXPECT_FALSE(parseAppOptions({ QStringLiteral("--attach=h:1"), QStringLiteral("--train-step") }, &o, &error));
     EXPECT_FALSE(parseAppOptions({ QStringLiteral("--token-file"), QStringLiteral("t") }, &o, &error));
     EXPECT_TRUE(error.contains(QStringLiteral("--attach"))) << error.toStdString();
+    // --fetch-limit: megabytes of a tensor fetched whole; the rest read as shown.
+    AppOptions f;
+    ASSERT_TRUE(parseAppOptions({ QStringLiteral("--attach=h:1"), QStringLiteral("--fetch-limit"), QStringLiteral("0.5") }, &f, &error))
+        << error.toStdString();
+    EXPECT_EQ(f.fetchLimitBytes, 512 * 1024);
+    EXPECT_FALSE(parseAppOptions({ QStringLiteral("--attach=h:1"), QStringLiteral("--fetch-limit=-1") }, &f, &error));
+    EXPECT_TRUE(error.contains(QStringLiteral("megabytes"))) << error.toStdString();
+    EXPECT_FALSE(parseAppOptions({ QStringLiteral("--fetch-limit=4") }, &f, &error));
+    EXPECT_TRUE(error.contains(QStringLiteral("--attach"))) << error.toStdString();
 }

@@ -10,6 +10,8 @@
 #include "gui/panels/run_record_panel.h"
 #include "gui/remote/engine_banner.h"
 #include "gui/tensor/tensor_inspector.h"
+#include "gui/tensor/tensor_table_model.h"
+#include "gui/tensor/value_table.h"
 #include "remote/remote_test_util.h"
 #include "remote/server_process.h"
 
@@ -21,6 +23,7 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QStatusBar>
+#include <QToolButton>
 
 using namespace opscope;
 using namespace opscope::gui;
@@ -202,12 +205,21 @@ TEST(WindowAttach, TheDialogOffersRecentServersWithTheirTokenFilesButNoTypedToke
 TEST(WindowAttach, TheWindowSurvivesTheServerKilledMidFetch)
 {
     remote::test::Watchdog dog("WindowAttach killed mid-fetch", std::chrono::seconds(240));
-    // A 160 MB input: the pause's fetch is many chunks long.
+    // A 160 MB input: its fetch is many chunks long.
     remote::test::ServerProcess server({ "sample:mlp", "--input", "data=20000000x2:uniform" });
     ASSERT_FALSE(server.address().empty()) << server.errors();
     auto w = makeWindow();
     ASSERT_TRUE(w->attachToServer({ QString::fromStdString(server.address()), {}, {} })) << w->lastMessage().toStdString();
+    QSignalSpy shown(w.get(), &MainWindow::pauseShown);
     w->action(MainWindow::Action::StepInto)->trigger(); // a first step starts the run, paused at its entry
+    // The input is above the whole-fetch limit: it stays there until Fetch Whole asks for it.
+    ASSERT_TRUE(shown.wait(kWaitMs)) << w->lastMessage().toStdString();
+    QString input;
+    for (const InspectedTensor& t : w->inspector()->tensors())
+        if (t.remote() && t.byteSize() == qint64 { 160'000'000 }) input = t.name;
+    ASSERT_FALSE(input.isEmpty()) << "the 160 MB input is held on the server";
+    ASSERT_TRUE(w->inspector()->showTensor(input));
+    w->inspector()->findChild<QToolButton*>(QStringLiteral("fetchWholeTensor"))->click();
     // Killed as soon as the fetch reports progress (its status names the bytes so far).
     bool killed = false;
     ASSERT_TRUE(QTest::qWaitFor(
@@ -231,4 +243,78 @@ TEST(WindowAttach, TheWindowSurvivesTheServerKilledMidFetch)
     QSignalSpy finished(w->controller(), &SessionController::runFinished);
     w->action(MainWindow::Action::Run)->trigger();
     ASSERT_TRUE(QTest::qWaitFor([&] { return !finished.isEmpty(); }, kWaitMs));
+}
+
+TEST(WindowAttach, LargeTensorsOfAServersPauseStayThereAndAreReadAsShown)
+{
+    remote::test::Watchdog dog("WindowAttach", std::chrono::seconds(240));
+    auto served = std::make_unique<remote::test::ServedSample>("lenet", debug::ServeOptions {}, true);
+    served->session.addBreakpoint(debug::Breakpoint::onNode(kConv1, OpPhase::After));
+    auto w = makeWindow();
+    ASSERT_TRUE(openAndWait(*w, QStringLiteral("sample:mlp")));
+    ASSERT_TRUE(w->attachToServer(entryOf(*served))) << w->lastMessage().toStdString();
+    w->controller()->setWholeFetchLimit(2048); // conv1's input (14 KB) and output (6 KB) stay there; its bias (100 B) comes
+    const QString where = QString::fromStdString(served->server->address());
+
+    QSignalSpy shown(w.get(), &MainWindow::pauseShown);
+    w->action(MainWindow::Action::Run)->trigger();
+    ASSERT_TRUE(shown.wait(kWaitMs)) << w->lastMessage().toStdString();
+    TensorInspector* inspector = w->inspector();
+    ASSERT_TRUE(inspector->showTensor(QString::fromStdString(kConv1 + "_output")));
+    const InspectedTensor* current = inspector->currentInspected();
+    ASSERT_NE(current, nullptr);
+    ASSERT_TRUE(current->remote()) << "held on the server";
+    EXPECT_EQ(current->shape, Shape({ 1, 25, 8, 8 }));
+    const std::optional<Tensor> there = served->session.tensor(kConv1 + "_output");
+    ASSERT_TRUE(there.has_value());
+    int small = 0;
+    for (const InspectedTensor& t : inspector->tensors())
+        small += t.values.defined() && t.values.bytes() <= 2048 ? 1 : 0;
+    EXPECT_GE(small, 1) << "small tensors are fetched whole as before";
+
+    // Statistics and histogram computed there, equal to the server's own tensor's.
+    ASSERT_TRUE(QTest::qWaitFor([&] { return inspector->hasResult(); }, kWaitMs));
+    const debug::TensorStats s = debug::computeStats(there->view());
+    EXPECT_EQ(inspector->stats().min, s.min);
+    EXPECT_EQ(inspector->stats().max, s.max);
+    EXPECT_EQ(inspector->stats().mean, s.mean);
+
+    // The value table reads windows there: channel 7's row 3, column 5.
+    inspector->setCurrentTab(TensorInspector::Tab::Values);
+    TensorTableModel* model = inspector->valueTable()->model();
+    ASSERT_TRUE(model->isRemote());
+    model->setFixedIndex(1, 7);
+    (void)model->index(3, 5).data();
+    ASSERT_TRUE(QTest::qWaitFor([&] { return model->isLoaded(3, 5); }, kWaitMs)) << model->fetchError().toStdString();
+    EXPECT_EQ(static_cast<float>(model->valueAt(3, 5)), there->at((7 * 8 + 3) * 8 + 5));
+    shot(*w, "attached-remote-values");
+
+    // Fetch Whole brings it here, bit-exact; the maps can then be drawn.
+    auto* fetch = inspector->findChild<QToolButton*>(QStringLiteral("fetchWholeTensor"));
+    ASSERT_NE(fetch, nullptr);
+    fetch->click();
+    ASSERT_TRUE(QTest::qWaitFor([&] { return inspector->currentTensor() && inspector->currentTensor()->defined(); }, kWaitMs))
+        << w->statusBar()->currentMessage().toStdString();
+    const Tensor t = *inspector->currentTensor();
+    ASSERT_EQ(t.shape(), there->shape());
+    EXPECT_EQ(std::memcmp(t.raw(), there->raw(), t.bytes()), 0);
+    EXPECT_FALSE(inspector->valueTable()->model()->isRemote());
+
+    // The server gone while a tensor held there is shown and read: the inspector lets it go (a read
+    // failing meanwhile is dropped with its slice), the model stays drawn.
+    QString input;
+    for (const InspectedTensor& i : inspector->tensors())
+        if (i.remote() && i.role == QStringLiteral("input")) input = i.name;
+    ASSERT_FALSE(input.isEmpty());
+    ASSERT_TRUE(inspector->showTensor(input));
+    model = inspector->valueTable()->model();
+    ASSERT_TRUE(model->isRemote());
+    model->setFixedIndex(1, 1);
+    (void)model->index(0, 0).data();
+    served.reset();
+    ASSERT_TRUE(waitState(*w, State::Failed));
+    EXPECT_EQ(inspector->currentInspected(), nullptr);
+    EXPECT_FALSE(inspector->valueTable()->model()->hasTensor());
+    EXPECT_TRUE(w->graphPanel()->model()->graph());
+    EXPECT_NE(w->engineBanner()->text().indexOf(where), -1);
 }

@@ -1,0 +1,28 @@
+#pragma once
+
+#include "debug/engine.h"
+#include "gui/tensor/tensor_source.h"
+
+#include <memory>
+#include <string>
+
+namespace opscope::gui {
+
+/// A tensor of an engine (a server's) read through Engine::summary and Engine::slice: one round
+/// trip per call. Holds the engine, so a read after a detach fails cleanly instead of touching a
+/// closed one. Thread-safe as the engine is (RemoteEngine: any thread).
+class EngineTensorSource : public TensorSource {
+public:
+    EngineTensorSource(std::shared_ptr<debug::Engine> engine, std::string name);
+
+    debug::Session::TensorSummary summary(int bins, debug::HistogramScale scale, double lo, double hi) const override;
+    debug::TensorSlice slice(const debug::SliceRequest& request) const override;
+    QString where() const override { return m_where; }
+
+private:
+    std::shared_ptr<debug::Engine> m_engine;
+    std::string m_name;
+    QString m_where;
+};
+
+} // namespace opscope::gui
