@@ -470,6 +470,7 @@ void MainWindow::scriptCheckpoint(bool paused)
         }
         const bool comparing = m_compareRunner->isRunning();
         const bool busy = m_graph->view()->isLayoutPending() || m_inspector->isComputing() || m_fetching
+            || m_inspector->isReading()
             || m_inspector->featureMapView()->isRendering() || comparing
             || (!m_options.explain.isEmpty() && m_explain->isComputing())
             || (m_presentation && (m_presentation->isRecording() || m_presentation->featureMaps()->isRendering()));

@@ -174,7 +174,7 @@ QString FeatureMapCanvas::valueTextAt(QPoint pos) const
     if (hit.map < 0 || !m_tensor.defined()) return {};
     const int64_t offset = m_layout.offset(m_batch, hit.map, hit.y, hit.x);
     if (offset < 0 || offset >= m_tensor.size()) return {};
-    const auto index = m_layout.tensorIndex(m_batch, hit.map, hit.y, hit.x);
+    const auto index = tensorIndexAt(hit.map, hit.y, hit.x);
     return QStringLiteral("%1 = %2").arg(formatIndex(index), formatExact(m_tensor.data()[offset]));
 }
 
@@ -253,6 +253,13 @@ void FeatureMapCanvas::paintEvent(QPaintEvent* event)
     paintGrid(painter, event->rect(), nullptr);
 }
 
+std::vector<int64_t> FeatureMapCanvas::tensorIndexAt(int64_t map, int64_t y, int64_t x) const
+{
+    std::vector<int64_t> index = m_layout.tensorIndex(m_batch, map, y, x);
+    if (m_reportedBatch >= 0 && m_layout.ndim == 4 && !index.empty()) index.front() = m_reportedBatch;
+    return index;
+}
+
 void FeatureMapCanvas::mousePressEvent(QMouseEvent* event)
 {
     const Hit hit = hitAt(event->position().toPoint());
@@ -260,7 +267,7 @@ void FeatureMapCanvas::mousePressEvent(QMouseEvent* event)
     const int64_t offset = m_layout.offset(m_batch, hit.map, hit.y, hit.x);
     if (offset < 0 || offset >= m_tensor.size()) return;
     QList<qint64> index;
-    for (int64_t v : m_layout.tensorIndex(m_batch, hit.map, hit.y, hit.x))
+    for (int64_t v : tensorIndexAt(hit.map, hit.y, hit.x))
         index.push_back(v);
     emit clicked(index);
 }

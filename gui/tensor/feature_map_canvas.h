@@ -29,6 +29,9 @@ public:
     explicit FeatureMapCanvas(QWidget* parent = nullptr);
 
     void setSource(const opscope::Tensor& tensor, const FeatureMapLayout& layout, int64_t batch);
+    /// The batch index reported for the maps shown (hover text, clicks) when `tensor` is one item
+    /// of a larger tensor held elsewhere; -1: `batch` itself.
+    void setReportedBatch(int64_t batch) { m_reportedBatch = batch; }
     void setMaps(RenderedMaps maps);
     const RenderedMaps& maps() const { return m_maps; }
     /// True when the images match the source set last.
@@ -68,6 +71,7 @@ protected:
     void wheelEvent(QWheelEvent* event) override;
 
 private:
+    std::vector<int64_t> tensorIndexAt(int64_t map, int64_t y, int64_t x) const;
     struct Hit {
         int64_t map = -1;
         int64_t y = 0;
@@ -84,6 +88,7 @@ private:
     opscope::Tensor m_tensor;
     FeatureMapLayout m_layout;
     int64_t m_batch = 0;
+    int64_t m_reportedBatch = -1;
     RenderedMaps m_maps;
     bool m_imagesCurrent = false;
     QList<QRgb> m_table;

@@ -43,12 +43,12 @@ int cellToSlider(int px)
     const double t = std::log(static_cast<double>(px) / kMinCell) / std::log(static_cast<double>(kMaxCell) / kMinCell);
     return static_cast<int>(std::lround(t * kSliderSteps));
 }
-
-QString hoverHint()
-{
-    return FeatureMapView::tr("Hover a map to read its values; Ctrl+wheel zooms");
-}
 } // namespace
+
+QString FeatureMapView::hoverHint()
+{
+    return tr("Hover a map to read its values; Ctrl+wheel zooms");
+}
 
 FeatureMapView::FeatureMapView(QWidget* parent)
     : QWidget(parent)
@@ -147,7 +147,10 @@ FeatureMapView::FeatureMapView(QWidget* parent)
     updateControls();
 }
 
-FeatureMapView::~FeatureMapView() = default;
+FeatureMapView::~FeatureMapView()
+{
+    ++*m_readToken; // a read going on stops at its next window (the runner waits for it)
+}
 
 bool FeatureMapView::canShow(const opscope::Shape& shape)
 {
@@ -156,6 +159,7 @@ bool FeatureMapView::canShow(const opscope::Shape& shape)
 
 void FeatureMapView::setTensor(const opscope::Tensor& tensor)
 {
+    dropSource();
     m_tensor = tensor;
     const FeatureMapLayout layout = tensor.defined() ? FeatureMapLayout::of(tensor.shape()) : FeatureMapLayout {};
     if (!layout.valid()) {
@@ -172,7 +176,7 @@ void FeatureMapView::setTensor(const opscope::Tensor& tensor)
     m_batch = std::clamp<int64_t>(m_batch, 0, layout.batches - 1);
     updateControls();
     if (!sameGeometry) setCellSize(defaultCellSize());
-    m_canvas->setSource(m_tensor, m_layout, m_batch);
+    m_canvas->setSource(m_tensor, m_layout, shownBatch());
     m_stack->setCurrentIndex(1);
     m_dirty = true;
     if (isVisible())
@@ -183,6 +187,7 @@ void FeatureMapView::setTensor(const opscope::Tensor& tensor)
 
 void FeatureMapView::clear(const QString& message)
 {
+    dropSource();
     m_runner.cancel();
     m_tensor = {};
     m_layout = {};
@@ -222,11 +227,18 @@ void FeatureMapView::setSharedScale(bool shared)
 
 void FeatureMapView::setBatch(int64_t n)
 {
-    if (!m_layout.valid()) return;
-    n = std::clamp<int64_t>(n, 0, m_layout.batches - 1);
+    if (!(m_source ? m_sourceLayout : m_layout).valid()) return;
+    n = std::clamp<int64_t>(n, 0, (m_source ? m_sourceLayout : m_layout).batches - 1);
     if (n == m_batch) return;
     m_batch = n;
     updateControls();
+    if (m_source) { // the item is read there; the maps shown stay until it comes
+        if (isVisible())
+            readShown();
+        else
+            m_needRead = true;
+        return;
+    }
     m_canvas->setSource(m_tensor, m_layout, m_batch);
     m_dirty = true;
     if (isVisible()) requestRender();
@@ -267,7 +279,7 @@ QImage FeatureMapView::renderImage() const
     if (!m_layout.valid()) return {};
     if (!m_dirty && !m_runner.busy() && m_canvas->hasImages()) return m_canvas->gridImage();
     const RenderedMaps maps
-        = renderFeatureMaps(m_tensor, m_layout, m_batch, scaling(), m_colorMap == ColorMap::Diverging);
+        = renderFeatureMaps(m_tensor, m_layout, shownBatch(), scaling(), m_colorMap == ColorMap::Diverging);
     return m_canvas->gridImage(&maps.images);
 }
 
@@ -275,6 +287,7 @@ void FeatureMapView::showEvent(QShowEvent* event)
 {
     QWidget::showEvent(event);
     m_canvas->setAvailableWidth(m_scroll->viewport()->width());
+    if (m_source && m_needRead) readShown();
     if (m_dirty && m_layout.valid()) requestRender();
 }
 
@@ -288,7 +301,7 @@ bool FeatureMapView::eventFilter(QObject* watched, QEvent* event)
 void FeatureMapView::requestRender()
 {
     m_dirty = false;
-    LatestOnlyRunner::Work work = [this, tensor = m_tensor, layout = m_layout, batch = m_batch, scaling = scaling(),
+    LatestOnlyRunner::Work work = [this, tensor = m_tensor, layout = m_layout, batch = shownBatch(), scaling = scaling(),
                                       symmetric = m_colorMap == ColorMap::Diverging]() -> LatestOnlyRunner::Apply {
         auto maps = std::make_shared<RenderedMaps>(renderFeatureMaps(tensor, layout, batch, scaling, symmetric));
         return [this, maps] { applyMaps(std::move(*maps)); };
@@ -331,12 +344,13 @@ void FeatureMapView::updateLegend(int64_t hoverMap)
 void FeatureMapView::updateControls()
 {
     m_updating = true;
-    const bool batched = m_layout.valid() && m_layout.batches > 1;
+    const FeatureMapLayout& whole = m_source ? m_sourceLayout : m_layout; // a remote item: the tensor's batch
+    const bool batched = whole.valid() && whole.batches > 1;
     m_batchLabel->setVisible(batched);
     m_batchSpin->setVisible(batched);
-    if (m_layout.valid()) {
-        m_batchSpin->setRange(0, static_cast<int>(std::min<int64_t>(m_layout.batches - 1, INT_MAX)));
-        m_batchSpin->setSuffix(QStringLiteral(" / %1").arg(m_layout.batches));
+    if (whole.valid()) {
+        m_batchSpin->setRange(0, static_cast<int>(std::min<int64_t>(whole.batches - 1, INT_MAX)));
+        m_batchSpin->setSuffix(QStringLiteral(" / %1").arg(whole.batches));
         m_batchSpin->setValue(static_cast<int>(m_batch));
     }
     m_colorCombo->setCurrentIndex(static_cast<int>(m_colorMap));

@@ -5,7 +5,9 @@
 #include "gui/tensor/latest_only_runner.h"
 #include "tensor/tensor.h"
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
 
 #include <QImage>
 #include <QWidget>
@@ -21,11 +23,14 @@ namespace opscope::gui {
 
 class ColorBar;
 class FeatureMapCanvas;
+class TensorSource;
 
 /// A tensor as images: (N, C, H, W) as a grid of its C feature maps for one chosen N, (C, H, W)
 /// as C maps, (H, W) as one heat map, (L) as a strip. Colour maps viridis, gray and blue-white-red;
 /// colours scaled per map or shared across the tensor; Ctrl+wheel or the slider zooms; hovering
-/// reports the exact value and its index. Large tensors are rendered off the GUI thread.
+/// reports the exact value and its index. Large tensors are rendered off the GUI thread. A tensor
+/// held where its engine runs (setSource) is read one shown batch item at a time, when the view is
+/// shown, off the GUI thread; the shared colour scale is then the item's range.
 class FeatureMapView : public QWidget {
     Q_OBJECT
 
@@ -36,7 +41,13 @@ public:
     ~FeatureMapView() override;
 
     void setTensor(const opscope::Tensor& tensor);
+    /// The values shown: the tensor, or the item read of a remote tensor.
     const opscope::Tensor& tensor() const { return m_tensor; }
+    /// A tensor held at `source`: its maps are read (the shown batch item) once the view is shown.
+    void setSource(const opscope::Shape& shape, std::shared_ptr<const TensorSource> source);
+    bool isRemote() const { return m_source != nullptr; }
+    /// True while a remote item is being read.
+    bool isReading() const { return m_readRunner.busy(); }
     void clear(const QString& message = {});
     static bool canShow(const opscope::Shape& shape);
 
@@ -75,7 +86,13 @@ protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
+    static QString hoverHint();
     void requestRender();
+    /// Batch index within m_tensor of the maps drawn (a remote item is the whole of m_tensor).
+    int64_t shownBatch() const { return m_source ? 0 : m_batch; }
+    void readShown();
+    void showItem(const opscope::Tensor& item, int64_t batch);
+    void dropSource();
     void applyMaps(RenderedMaps maps);
     void updateLegend(int64_t hoverMap);
     void updateControls();
@@ -85,6 +102,11 @@ private:
 
     opscope::Tensor m_tensor;
     FeatureMapLayout m_layout;
+    std::shared_ptr<const TensorSource> m_source;
+    opscope::Shape m_sourceShape;
+    FeatureMapLayout m_sourceLayout; ///< of the whole remote tensor (its batch count)
+    bool m_needRead = false;
+    std::shared_ptr<std::atomic<uint64_t>> m_readToken = std::make_shared<std::atomic<uint64_t>>(0);
     int64_t m_batch = 0;
     ColorMap m_colorMap = ColorMap::Viridis;
     bool m_shared = false;
@@ -103,6 +125,7 @@ private:
     ColorBar* m_colorBar = nullptr;
     QLabel* m_status = nullptr;
     LatestOnlyRunner m_runner;
+    LatestOnlyRunner m_readRunner;
 };
 
 } // namespace opscope::gui

@@ -300,9 +300,7 @@ void TensorInspector::showIndex(int index)
         m_featureMapView->setTensor(t.values);
     } else if (t.remote()) {
         m_valueTable->setSource(t.shape, t.dtype, t.source);
-        m_featureMapView->clear(tr("This tensor (%1) stays on %2 until it is needed whole: Fetch Whole (above) "
-                                   "brings it here to draw its maps")
-                                    .arg(formatBytes(t.byteSize()), t.source->where()));
+        m_featureMapView->setSource(t.shape, t.source); // the item shown is read when the tab is
     } else {
         m_valueTable->clear(tr("The tensor has no values"));
         m_featureMapView->clear(tr("The tensor has no values"));
@@ -449,7 +447,7 @@ void TensorInspector::updateActions()
     m_fetchWhole->setVisible(remote);
     m_fetchWhole->setEnabled(remote);
     if (remote)
-        m_fetchWhole->setToolTip(tr("Bring the whole tensor (%1) here from %2: to draw its maps and to export it")
+        m_fetchWhole->setToolTip(tr("Bring the whole tensor (%1) here from %2: to export it, to scan it here")
                                      .arg(formatBytes(t->byteSize()), t->source->where()));
     m_exportNpy->setToolTip(remote ? tr("Fetch the whole tensor first (Fetch Whole)") : tr("Save the tensor as a NumPy array"));
     m_exportPng->setEnabled(m_hasHistogram && m_histogramView->hasPlot());

@@ -61,6 +61,8 @@ public:
     bool hasResult() const { return m_hasStats && m_hasHistogram; }
     /// True while statistics or a histogram are being computed in the background.
     bool isComputing() const;
+    /// True while values of a tensor held where the engine runs are being read (table, maps).
+    bool isReading() const;
 
     bool exportNpy(const QString& path, QString* error);
     bool exportHistogramPng(const QString& path, QString* error);

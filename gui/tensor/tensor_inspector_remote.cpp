@@ -1,15 +1,23 @@
 // TensorInspector: a tensor held where the engine runs (a server). Its statistics and histogram
 // are computed there, one round trip per request, on the inspector's background runners.
 
+#include "gui/tensor/feature_map_view.h"
 #include "gui/tensor/histogram_view.h"
 #include "gui/tensor/stats_table.h"
 #include "gui/tensor/tensor_inspector.h"
 #include "gui/tensor/tensor_source.h"
+#include "gui/tensor/tensor_table_model.h"
+#include "gui/tensor/value_table.h"
 
 #include <exception>
 #include <memory>
 
 namespace opscope::gui {
+
+bool TensorInspector::isReading() const
+{
+    return m_featureMapView->isReading() || m_valueTable->model()->isFetching();
+}
 
 void TensorInspector::startRemoteAnalysis(const InspectedTensor& t)
 {

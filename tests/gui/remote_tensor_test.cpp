@@ -19,6 +19,7 @@
 #include <stdexcept>
 
 #include <QAbstractItemModelTester>
+#include <QLabel>
 #include <QSignalSpy>
 #include <QTableView>
 #include <QTest>
@@ -58,9 +59,10 @@ public:
     debug::TensorSlice slice(const debug::SliceRequest& request) const override
     {
         ++slices;
-        cells += (request.rowCount < 0 ? 1 : request.rowCount) * (request.colCount < 0 ? 1 : request.colCount);
         if (fail) throw std::runtime_error("t_output: the server at 10.0.0.1:5555 is gone");
-        return debug::sliceOf(m_tensor.view(), request);
+        debug::TensorSlice s = debug::sliceOf(m_tensor.view(), request);
+        cells += s.rows * s.cols;
+        return s;
     }
     QString where() const override { return QStringLiteral("10.0.0.1:5555"); }
 
@@ -193,6 +195,11 @@ TEST(RemoteTensor, TheInspectorAsksForStatisticsAndOffersFetchWhole)
     ASSERT_TRUE(waitLoaded(*model, 2, 3));
     EXPECT_EQ(model->valueAt(2, 3), t.at(2 * 30 + 3));
 
+    // The Image tab reads the maps of the item it shows.
+    inspector.setCurrentTab(TensorInspector::Tab::Image);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return !inspector.isReading() && inspector.featureMapView()->tensor().defined(); }, kWaitMs));
+    EXPECT_EQ(inspector.featureMapView()->mapCount(), 8);
+
     // Fetch Whole: asked of whoever holds the engine; the values given replace the source.
     auto* fetch = inspector.findChild<QToolButton*>(QStringLiteral("fetchWholeTensor"));
     ASSERT_NE(fetch, nullptr);
@@ -208,4 +215,52 @@ TEST(RemoteTensor, TheInspectorAsksForStatisticsAndOffersFetchWhole)
     EXPECT_FALSE(fetch->isVisible());
     EXPECT_FALSE(inspector.valueTable()->model()->isRemote());
     EXPECT_EQ(inspector.featureMapView()->mapCount(), 8);
+}
+
+TEST(RemoteTensor, TheImageViewReadsOnlyTheBatchItemItShows)
+{
+    const Tensor t = ramp({ 3, 4, 20, 30 });
+    auto source = std::make_shared<LocalSource>(t);
+    FeatureMapView view;
+    view.resize(700, 600);
+    view.setSource(t.shape(), source);
+    EXPECT_EQ(source->slices, 0) << "nothing is read while the view is hidden";
+    view.show();
+    ASSERT_TRUE(QTest::qWaitFor([&] { return !view.isReading() && view.tensor().defined(); }, kWaitMs));
+    EXPECT_EQ(view.tensor().shape(), Shape({ 1, 4, 20, 30 }));
+    EXPECT_EQ(view.mapCount(), 4);
+    EXPECT_EQ(source->slices, 4) << "one window per map of item 0";
+    EXPECT_EQ(source->cells, 4 * 20 * 30);
+    for (int64_t i = 0; i < 4 * 20 * 30; i += 7)
+        ASSERT_EQ(view.tensor().at(i), t.at(i));
+    // Another item: read on its own; what is reported is the tensor's index.
+    view.setBatch(2);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return !view.isReading() && view.tensor().at(0) == t.at(2 * 4 * 20 * 30); }, kWaitMs));
+    EXPECT_EQ(view.tensor().at(3 * 600 + 19 * 30 + 29), t.at(((2 * 4 + 3) * 20 + 19) * 30 + 29));
+    ASSERT_TRUE(QTest::qWaitFor([&] { return !view.isRendering(); }, kWaitMs));
+    const QRect map1 = view.mapRect(1);
+    ASSERT_FALSE(map1.isEmpty());
+    const QString text = view.valueTextAt(map1.topLeft() + QPoint(1, 1));
+    EXPECT_TRUE(text.startsWith(QStringLiteral("(2, 1, 0, 0) = "))) << text.toStdString();
+}
+
+TEST(RemoteTensor, ALargeMapIsReadInBandsAndAFailedReadSaysWhy)
+{
+    const Tensor t = ramp({ 300, 300 });
+    auto source = std::make_shared<LocalSource>(t);
+    FeatureMapView view;
+    view.resize(700, 600);
+    view.show();
+    view.setSource(t.shape(), source);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return !view.isReading() && view.tensor().defined(); }, kWaitMs));
+    EXPECT_EQ(source->slices, 2) << "90,000 values in two bands of rows";
+    EXPECT_EQ(view.tensor().at(299 * 300 + 299), t.at(299 * 300 + 299));
+
+    source->fail = true;
+    view.setSource(t.shape(), source);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return !view.isReading(); }, kWaitMs));
+    bool said = false;
+    for (const QLabel* label : view.findChildren<QLabel*>())
+        said = said || (label->isVisible() && label->text().contains(QStringLiteral("could not be read from 10.0.0.1:5555")));
+    EXPECT_TRUE(said);
 }

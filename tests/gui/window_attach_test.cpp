@@ -9,6 +9,7 @@
 #include "gui/panels/run_record_model.h"
 #include "gui/panels/run_record_panel.h"
 #include "gui/remote/engine_banner.h"
+#include "gui/tensor/feature_map_view.h"
 #include "gui/tensor/tensor_inspector.h"
 #include "gui/tensor/tensor_table_model.h"
 #include "gui/tensor/value_table.h"
@@ -288,6 +289,15 @@ TEST(WindowAttach, LargeTensorsOfAServersPauseStayThereAndAreReadAsShown)
     ASSERT_TRUE(QTest::qWaitFor([&] { return model->isLoaded(3, 5); }, kWaitMs)) << model->fetchError().toStdString();
     EXPECT_EQ(static_cast<float>(model->valueAt(3, 5)), there->at((7 * 8 + 3) * 8 + 5));
     shot(*w, "attached-remote-values");
+
+    // The Image tab reads the maps of the item it shows there, equal to the server's.
+    inspector->setCurrentTab(TensorInspector::Tab::Image);
+    FeatureMapView* maps = inspector->featureMapView();
+    ASSERT_TRUE(QTest::qWaitFor([&] { return !inspector->isReading() && maps->tensor().defined(); }, kWaitMs));
+    ASSERT_EQ(maps->tensor().shape(), there->shape());
+    EXPECT_EQ(std::memcmp(maps->tensor().raw(), there->raw(), there->bytes()), 0);
+    EXPECT_EQ(maps->mapCount(), 25);
+    shot(*w, "attached-remote-maps");
 
     // Fetch Whole brings it here, bit-exact; the maps can then be drawn.
     auto* fetch = inspector->findChild<QToolButton*>(QStringLiteral("fetchWholeTensor"));
