@@ -80,6 +80,8 @@ public:
     /// Where the engine runs, for people: "this process", or the server's HOST:PORT.
     virtual std::string where() const = 0;
     virtual bool isRemote() const = 0;
+    /// Whether start() may be called: false where the served program starts every run itself.
+    virtual bool acceptsStart() const { return true; }
     /// The model, its graph and shapes (the graph of the last run for a program's own session; no
     /// graph before its first run).
     virtual ModelDescription model() = 0;

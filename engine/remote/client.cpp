@@ -99,6 +99,7 @@ public:
         id = reply.client_id();
         instance = reply.instance();
         serverName = reply.server_name();
+        programStartsRuns = reply.program_starts_runs();
         modelName = reply.model();
     }
 
@@ -299,6 +300,7 @@ public:
     uint64_t id = 0;
     std::string instance; // the server's run that gave the id
     std::string serverName, modelName;
+    bool programStartsRuns = false;
     bool detached = false;
 
     std::mutex lifeMutex; // subscribe / unsubscribe, one at a time
@@ -323,6 +325,7 @@ Client::~Client()
 
 uint64_t Client::clientId() const { return m_impl->id; }
 std::string Client::serverName() const { return m_impl->serverName; }
+bool Client::programStartsRuns() const { return m_impl->programStartsRuns; }
 std::string Client::modelName() const { return m_impl->modelName; }
 const ConnectOptions& Client::options() const { return m_impl->options; }
 

@@ -72,6 +72,8 @@ public:
 
     uint64_t clientId() const;
     std::string serverName() const;
+    /// The served program starts every run itself (a training loop): start() is refused there.
+    bool programStartsRuns() const;
     std::string modelName() const;
     const ConnectOptions& options() const;
 

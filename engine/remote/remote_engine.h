@@ -26,6 +26,7 @@ public:
 
     std::string where() const override { return m_client->options().address; }
     bool isRemote() const override { return true; }
+    bool acceptsStart() const override { return !m_client->programStartsRuns(); }
     debug::ModelDescription model() override { return m_client->model(); }
     /// From the server's model description, asked again once per run.
     std::shared_ptr<const Graph> graph() override { return description().graph; }

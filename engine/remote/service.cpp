@@ -69,6 +69,7 @@ Status ServerImpl::Hello(grpc::ServerContext* ctx, const pb::HelloRequest* req, 
         }
         reply->set_client_id(id);
         reply->set_instance(m_instance);
+        reply->set_program_starts_runs(!m_options.clientsStart);
         reply->set_model(m_options.modelName);
         controlState(id, reply->mutable_control());
     }

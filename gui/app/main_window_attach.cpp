@@ -167,6 +167,11 @@ void MainWindow::updateControlStatus()
     m_detachAction->setEnabled(attached);
     m_controlAction->setEnabled(attached && !m_controller->isEngineLost());
     m_controlAction->setText(m_controller->hasControl() ? tr("Release &Control") : tr("Take &Control"));
+    // A watcher's breakpoint edits would be refused by the server: the table says so instead.
+    m_breakpoints->setReadOnly(attached && !m_controller->isEngineLost() && !m_controller->hasControl()
+            ? tr("Another client holds control of %1: take control (File ▸ Take Control) to change breakpoints")
+                  .arg(m_controller->engineLocation())
+            : QString());
     if (!attached) {
         m_engineLabel->setText(tr("Engine: this process"));
         m_engineLabel->setToolTip(QString());

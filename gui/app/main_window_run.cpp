@@ -396,16 +396,18 @@ void MainWindow::updateActions()
     // A training uses the block: no debug run starts meanwhile; a paused training step takes commands.
     const bool trainingActive = m_train && m_train->isTraining();
     // Attached without control: the window watches (its commands would be refused).
-    const bool canStart = model && m_controller->hasControl() && (paused || (!active && !trainingActive));
+    // A server whose program starts every run (a training loop): only its pauses take commands.
+    const bool startable = m_controller->engine().acceptsStart();
+    const bool canStart = model && m_controller->hasControl() && (paused || (!active && !trainingActive && startable));
     action(Action::Run)->setEnabled(canStart);
     action(Action::Run)->setText(paused ? tr("&Continue") : tr("&Run"));
     action(Action::Pause)->setEnabled(s == S::Running && m_controller->hasControl());
     action(Action::Stop)->setEnabled(active && m_controller->hasControl());
     action(Action::StepOver)->setEnabled(canStart);
     action(Action::StepInto)->setEnabled(canStart);
-    action(Action::StepOut)->setEnabled(paused);
+    action(Action::StepOut)->setEnabled(paused && m_controller->hasControl());
     action(Action::RunTo)->setEnabled(canStart);
-    action(Action::ToggleBreakpoint)->setEnabled(model);
+    action(Action::ToggleBreakpoint)->setEnabled(model && !m_breakpoints->isReadOnly());
     if (m_attachAction) m_attachAction->setEnabled(!m_train->isTraining());
 }
 

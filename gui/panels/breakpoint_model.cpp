@@ -84,7 +84,7 @@ bool BreakpointModel::setData(const QModelIndex& index, const QVariant& value, i
         if (!ok || n < 0) return false;
         Breakpoint changed = b;
         changed.ignoreCount = n;
-        if (!call(false, [&] { return m_engine->updateBreakpoint(b.id, changed); })) return false;
+        if (!edit(false, [&] { return m_engine->updateBreakpoint(b.id, changed); })) return false;
         refresh();
         Q_EMIT breakpointsChanged();
         return true;
@@ -112,10 +112,20 @@ QVariant BreakpointModel::headerData(int section, Qt::Orientation o, int role) c
     return {};
 }
 
+void BreakpointModel::setReadOnly(const QString& why)
+{
+    if (why == m_readOnly) return;
+    const bool was = isReadOnly();
+    m_readOnly = why;
+    if (!m_rows.empty()) Q_EMIT dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1));
+    if (was != isReadOnly()) Q_EMIT readOnlyChanged(isReadOnly());
+}
+
 Qt::ItemFlags BreakpointModel::flags(const QModelIndex& index) const
 {
     if (!index.isValid()) return Qt::NoItemFlags;
     Qt::ItemFlags f = Qt::ItemIsEnabled | Qt::ItemIsSelectable;
+    if (isReadOnly()) return f;
     if (index.column() == Enabled) f |= Qt::ItemIsUserCheckable;
     if (index.column() == ConditionColumn || index.column() == Ignore) f |= Qt::ItemIsEditable;
     return f;
@@ -123,7 +133,7 @@ Qt::ItemFlags BreakpointModel::flags(const QModelIndex& index) const
 
 int BreakpointModel::add(const Breakpoint& b)
 {
-    const int id = call(0, [&] { return m_engine->addBreakpoint(b); });
+    const int id = edit(0, [&] { return m_engine->addBreakpoint(b); });
     if (id == 0) return 0;
     refresh();
     Q_EMIT breakpointsChanged();
@@ -132,7 +142,7 @@ int BreakpointModel::add(const Breakpoint& b)
 
 bool BreakpointModel::remove(int id)
 {
-    if (!call(false, [&] { return m_engine->removeBreakpoint(id); })) return false;
+    if (!edit(false, [&] { return m_engine->removeBreakpoint(id); })) return false;
     refresh();
     Q_EMIT breakpointsChanged();
     return true;
@@ -140,7 +150,7 @@ bool BreakpointModel::remove(int id)
 
 void BreakpointModel::clear()
 {
-    if (!call(false, [&] {
+    if (!edit(false, [&] {
             m_engine->clearBreakpoints();
             return true;
         }))
@@ -187,7 +197,7 @@ int BreakpointModel::toggleNode(const QString& node, OpPhase phase)
 
 bool BreakpointModel::setEnabled(int id, bool enabled)
 {
-    if (!call(false, [&] { return m_engine->setBreakpointEnabled(id, enabled); })) return false;
+    if (!edit(false, [&] { return m_engine->setBreakpointEnabled(id, enabled); })) return false;
     refresh();
     Q_EMIT breakpointsChanged();
     return true;
@@ -207,7 +217,7 @@ bool BreakpointModel::setCondition(int id, const QString& text, QString* error)
         if (error) *error = QString::fromStdString(e.what());
         return false;
     }
-    if (!call(false, [&] { return m_engine->updateBreakpoint(id, *b); })) {
+    if (!edit(false, [&] { return m_engine->updateBreakpoint(id, *b); })) {
         // Refused with a reason (thrown), or answered false: the breakpoint went meanwhile.
         if (error) *error = m_lastError.isEmpty() ? tr("no breakpoint #%1 (removed meanwhile)").arg(id) : m_lastError;
         return false;
@@ -236,7 +246,7 @@ void BreakpointModel::setBreakOnNanInf(bool on)
     for (const Breakpoint& b : std::vector<Breakpoint>(m_rows))
         if (b.kind == Breakpoint::Kind::Watch && b.condition.kind == Condition::Kind::NanOrInf
             && !b.condition.gradientsOnly)
-            call(false, [&] { return m_engine->removeBreakpoint(b.id); });
+            edit(false, [&] { return m_engine->removeBreakpoint(b.id); });
     refresh();
     Q_EMIT breakpointsChanged();
 }
@@ -286,7 +296,7 @@ QStringList BreakpointModel::save() const
 
 int BreakpointModel::restore(const QStringList& lines)
 {
-    if (!call(false, [&] {
+    if (!edit(false, [&] {
             m_engine->clearBreakpoints();
             return true;
         }))
@@ -313,7 +323,7 @@ int BreakpointModel::restore(const QStringList& lines)
         }
         b.enabled = f[4] != QLatin1String("0");
         b.ignoreCount = f[5].toLongLong();
-        if (call(0, [&] { return m_engine->addBreakpoint(b); }) != 0) ++read;
+        if (edit(0, [&] { return m_engine->addBreakpoint(b); }) != 0) ++read;
     }
     refresh();
     Q_EMIT breakpointsChanged();

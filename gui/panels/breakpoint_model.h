@@ -21,6 +21,11 @@ public:
     void setEngine(debug::Engine* engine);
     /// Why the engine refused the last edit (a server gone, control held by another client).
     QString lastError() const { return m_lastError; }
+    /// Watching an engine another client controls: the rows are shown, every edit is refused with
+    /// `why` (the table's checkboxes and cells are not editable). Empty `why`: editable again.
+    void setReadOnly(const QString& why);
+    bool isReadOnly() const { return !m_readOnly.isEmpty(); }
+    QString readOnlyReason() const { return m_readOnly; }
 
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
@@ -63,6 +68,7 @@ Q_SIGNALS:
     void breakpointsChanged();
     /// The engine refused an edit or did not answer (`why` names it); nothing changed.
     void engineRefused(const QString& why);
+    void readOnlyChanged(bool readOnly);
 
 private:
     /// "before conv0_fwd, its first reader" for a breakpoint on a variable of the graph, else "".
@@ -81,7 +87,19 @@ private:
         }
     }
 
+    /// An edit: refused at once while read-only, else call().
+    template <class R, class F> R edit(R fallback, F f)
+    {
+        if (!m_readOnly.isEmpty()) {
+            m_lastError = m_readOnly;
+            Q_EMIT engineRefused(m_lastError);
+            return fallback;
+        }
+        return call(std::move(fallback), std::move(f));
+    }
+
     debug::Engine* m_engine;
+    QString m_readOnly;
     QString m_lastError;
     std::vector<debug::Breakpoint> m_rows;
     std::shared_ptr<const Graph> m_graph;

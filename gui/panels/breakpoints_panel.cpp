@@ -33,7 +33,13 @@ BreakpointsPanel::BreakpointsPanel(BreakpointModel* model, QWidget* parent)
     remove->setShortcut(QKeySequence::Delete);
     remove->setShortcutContext(Qt::WidgetWithChildrenShortcut);
     addAction(remove);
-    m_toolBar->addAction(tr("Remove All"), this, [this] { m_model->clear(); });
+    QAction* removeAll = m_toolBar->addAction(tr("Remove All"), this, [this] { m_model->clear(); });
+    // Watching a server another client controls: the table is shown, not edited.
+    connect(model, &BreakpointModel::readOnlyChanged, this, [this, add, remove, removeAll](bool readOnly) {
+        for (QAction* a : { add, remove, removeAll })
+            a->setEnabled(!readOnly);
+        m_toolBar->setToolTip(readOnly ? m_model->readOnlyReason() : QString());
+    });
 
     m_view->setModel(model);
     m_view->setSelectionBehavior(QAbstractItemView::SelectRows);

@@ -140,6 +140,14 @@ TEST(WindowAttach, OneWindowHoldsControlAnotherWatchesUntilItIsHandedOver)
     EXPECT_FALSE(b->controller()->hasControl());
     EXPECT_TRUE(a->action(MainWindow::Action::Run)->isEnabled());
     EXPECT_FALSE(b->action(MainWindow::Action::Run)->isEnabled()) << "a watcher's commands would be refused";
+    // Its breakpoint table is shown, not edited: an edit is refused with the reason, none reaches the server.
+    EXPECT_TRUE(b->breakpointModel()->isReadOnly());
+    EXPECT_FALSE(b->action(MainWindow::Action::ToggleBreakpoint)->isEnabled());
+    EXPECT_FALSE(a->breakpointModel()->isReadOnly());
+    EXPECT_EQ(b->breakpointModel()->toggleNode(QString::fromStdString(kConv1), OpPhase::After), 0);
+    EXPECT_NE(b->breakpointModel()->lastError().indexOf(QStringLiteral("holds control")), -1)
+        << b->breakpointModel()->lastError().toStdString();
+    EXPECT_TRUE(served.session.breakpoints().empty());
     // Taking control while another holds it is refused naming the holder.
     EXPECT_FALSE(b->controller()->takeControl());
     EXPECT_NE(b->controller()->lastError().indexOf(QStringLiteral("holds control")), -1)
@@ -156,6 +164,11 @@ TEST(WindowAttach, OneWindowHoldsControlAnotherWatchesUntilItIsHandedOver)
     EXPECT_TRUE(b->action(MainWindow::Action::Run)->isEnabled());
     EXPECT_FALSE(a->controller()->hasControl());
     ASSERT_TRUE(QTest::qWaitFor([&] { return !a->action(MainWindow::Action::Run)->isEnabled(); }, kWaitMs));
+    EXPECT_FALSE(b->breakpointModel()->isReadOnly());
+    EXPECT_TRUE(a->breakpointModel()->isReadOnly());
+    EXPECT_NE(b->breakpointModel()->toggleNode(QString::fromStdString(kConv1), OpPhase::After), 0);
+    EXPECT_EQ(served.session.breakpoints().size(), 1u);
+    b->breakpointModel()->clear();
     // The watcher, now in control, runs; both windows see the run end.
     QSignalSpy aDone(a->controller(), &SessionController::runFinished);
     b->action(MainWindow::Action::Run)->trigger();
@@ -327,4 +340,28 @@ TEST(WindowAttach, LargeTensorsOfAServersPauseStayThereAndAreReadAsShown)
     EXPECT_FALSE(inspector->valueTable()->model()->hasTensor());
     EXPECT_TRUE(w->graphPanel()->model()->graph());
     EXPECT_NE(w->engineBanner()->text().indexOf(where), -1);
+}
+
+TEST(WindowAttach, AServerWhoseProgramStartsTheRunsOffersNoRunButCommandsAtItsPauses)
+{
+    remote::test::Watchdog dog("WindowAttach program starts", std::chrono::seconds(240));
+    debug::ServeOptions options;
+    options.clientsStart = false; // as opscope-server --train: the training loop starts every step
+    remote::test::ServedSample served("lenet", options, true);
+    served.session.addBreakpoint(debug::Breakpoint::onNode(kConv1, OpPhase::After));
+    auto w = makeWindow();
+    ASSERT_TRUE(w->attachToServer(entryOf(served))) << w->lastMessage().toStdString();
+    EXPECT_TRUE(w->controller()->hasControl());
+    EXPECT_FALSE(w->controller()->engine().acceptsStart());
+    EXPECT_FALSE(w->action(MainWindow::Action::Run)->isEnabled()) << "Start would be refused there";
+    EXPECT_FALSE(w->action(MainWindow::Action::StepInto)->isEnabled());
+    EXPECT_TRUE(w->action(MainWindow::Action::ToggleBreakpoint)->isEnabled()) << "breakpoints are the point";
+    // The program's own run pauses: Continue is there.
+    QSignalSpy shown(w.get(), &MainWindow::pauseShown);
+    served.session.start(debug::StartMode::Run);
+    ASSERT_TRUE(shown.wait(kWaitMs)) << w->lastMessage().toStdString();
+    EXPECT_TRUE(w->action(MainWindow::Action::Run)->isEnabled());
+    w->action(MainWindow::Action::Run)->trigger();
+    ASSERT_TRUE(waitState(*w, State::Finished)) << w->lastMessage().toStdString();
+    EXPECT_FALSE(w->action(MainWindow::Action::Run)->isEnabled());
 }
