@@ -397,15 +397,7 @@ bool SessionController::attach(const remote::ConnectOptions& options)
         m_remote->setListener(m_remoteListener.get());
         const debug::Engine::RunState state = m_remote->runState();
         m_control = m_remote->control();
-        // The Record menu's level holds for the engine the window drives (the run record panel
-        // fills from it); a watcher, or a run going on there, leaves the server's as it is.
-        if (m_control.youHold && !state.running) {
-            debug::SessionOptions o = m_remote->options();
-            if (o.record != m_recordLevel) {
-                o.record = m_recordLevel;
-                m_remote->setOptions(o);
-            }
-        }
+        if (!state.running) applyRecordLevel();
         running = state.running;
         m_runId = running ? state.lastRunId : 0;
         m_adoptAfter = state.lastRunId;
@@ -510,8 +502,25 @@ void SessionController::onControlChanged(debug::ControlInfo control)
     if (!m_remote) return;
     // A broadcast is the same for every client: whether it is this one's is told by the id.
     control.youHold = control.holder != 0 && control.holder == m_remote->client().clientId();
+    const bool gained = control.youHold && !m_control.youHold;
     m_control = std::move(control);
+    if (gained && !isActive()) applyRecordLevel();
     Q_EMIT controlChanged();
+}
+
+void SessionController::applyRecordLevel()
+{
+    // The Record menu's level holds for the engine the window drives (the run record panel fills
+    // from it). A server takes it from the client in control while no run goes on there: at
+    // attach, when control comes, after each run (a run going on at attach, a training loop's).
+    if (!m_remote || !hasControl()) return;
+    try {
+        debug::SessionOptions o = m_remote->options();
+        if (o.record == m_recordLevel) return;
+        o.record = m_recordLevel;
+        m_remote->setOptions(o);
+    } catch (const std::exception&) { // a run started meanwhile, a server gone: the next end tries again
+    }
 }
 
 bool SessionController::controlCall(const std::function<debug::ControlInfo()>& f)
@@ -581,6 +590,7 @@ void SessionController::onFinished(quint64 runId, RunOutcome outcome)
     m_lastRecord = outcome.record;
     m_lastOutcome = std::move(outcome);
     setState(m_lastOutcome.stopped ? State::Stopped : State::Finished);
+    applyRecordLevel();
     Q_EMIT runFinished(m_lastOutcome);
 }
 
@@ -595,6 +605,7 @@ void SessionController::onFailed(quint64 runId, const QString& error)
         m_lastRecord = std::make_shared<const debug::RunRecord>();
     }
     setState(State::Failed);
+    applyRecordLevel();
     Q_EMIT runFailed(error);
 }
 

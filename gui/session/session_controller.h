@@ -170,6 +170,8 @@ private:
     void onEngineLost(const QString& why);
     void onControlChanged(debug::ControlInfo control);
     bool controlCall(const std::function<debug::ControlInfo()>& f);
+    /// The Record menu's level given to the attached server when this client holds control.
+    void applyRecordLevel();
     /// `f()` (a command), false when it was refused (lastError() says why; a server may be gone).
     bool command(const std::function<bool()>& f);
 

@@ -365,3 +365,23 @@ TEST(WindowAttach, AServerWhoseProgramStartsTheRunsOffersNoRunButCommandsAtItsPa
     ASSERT_TRUE(waitState(*w, State::Finished)) << w->lastMessage().toStdString();
     EXPECT_FALSE(w->action(MainWindow::Action::Run)->isEnabled());
 }
+
+TEST(WindowAttach, TheRecordLevelReachesAServerAttachedDuringARunWhenThatRunEnds)
+{
+    remote::test::Watchdog dog("WindowAttach record level", std::chrono::seconds(240));
+    remote::test::ServedSample served("lenet", {}, true);
+    debug::SessionOptions o = served.session.options();
+    o.record = debug::RecordLevel::None;
+    served.session.setOptions(o);
+    served.session.addBreakpoint(debug::Breakpoint::onNode(kConv1, OpPhase::After));
+    served.session.start(debug::StartMode::Run); // paused there before the window comes
+    ASSERT_TRUE(QTest::qWaitFor([&] { return served.session.isPaused(); }, kWaitMs));
+    auto w = makeWindow();
+    ASSERT_TRUE(w->attachToServer(entryOf(served))) << w->lastMessage().toStdString();
+    EXPECT_EQ(served.session.options().record, debug::RecordLevel::None) << "options cannot change during a run";
+    ASSERT_TRUE(waitState(*w, State::Paused)) << stateName(w->controller()->state()).toStdString();
+    ASSERT_TRUE(w->action(MainWindow::Action::Run)->isEnabled());
+    w->action(MainWindow::Action::Run)->trigger(); // Continue
+    ASSERT_TRUE(waitState(*w, State::Finished)) << w->lastMessage().toStdString();
+    EXPECT_EQ(served.session.options().record, debug::RecordLevel::Tensors) << "the window's level, once the run ended";
+}
