@@ -5,7 +5,9 @@
 #include "gui/session/compare_runner.h"
 #include "gui/session/session_controller.h"
 
+#include <atomic>
 #include <functional>
+#include <memory>
 #include <optional>
 
 #include <QMainWindow>
@@ -279,7 +281,9 @@ private:
     bool m_serverWatchOnly = false;
     QString m_fetchText;
     bool m_fetching = false;
-    quint64 m_fetchGeneration = 0;
+    /// Bumped by each fetch, a detach, the engine lost: older fetches are dropped, and cancelled
+    /// by their own thread when it reads it.
+    std::shared_ptr<std::atomic<quint64>> m_fetchGeneration = std::make_shared<std::atomic<quint64>>(0);
 };
 
 } // namespace opscope::gui

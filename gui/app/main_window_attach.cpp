@@ -103,7 +103,7 @@ bool MainWindow::attachToServer(const ServerEntry& server, const QString& token,
 
 void MainWindow::detachFromServer()
 {
-    ++m_fetchGeneration; // a fetch still going on is for the server's pause: dropped
+    ++*m_fetchGeneration; // a fetch still going on is for the server's pause: dropped (and cancelled)
     m_fetching = false;
     m_fetchText.clear();
     m_controller->detach();
@@ -144,7 +144,7 @@ void MainWindow::onAttachChanged()
 
 void MainWindow::onEngineLost(const QString& why)
 {
-    ++m_fetchGeneration;
+    ++*m_fetchGeneration;
     m_fetching = false;
     m_fetchText.clear();
     m_inspector->clear(tr("The engine is gone; the last values shown are not kept."));
@@ -248,7 +248,7 @@ void MainWindow::fetchWholeTensor(const QString& name)
 void MainWindow::fetchIntoInspector(std::vector<InspectedTensor> tensors, std::function<bool()> stillWanted,
     std::function<void(std::vector<InspectedTensor>, const QString&)> show)
 {
-    const quint64 generation = ++m_fetchGeneration;
+    const quint64 generation = ++*m_fetchGeneration;
     std::vector<std::string> names;
     std::vector<size_t> fetchedIndex; // of tensors, for each name
     for (size_t i = 0; i < tensors.size(); ++i)
@@ -270,13 +270,16 @@ void MainWindow::fetchIntoInspector(std::vector<InspectedTensor> tensors, std::f
     clock->start();
     QPointer<MainWindow> self(this);
     const size_t count = names.size();
-    // Progress comes on the fetching thread: posted here, where a newer fetch makes it stale.
-    auto progress = [self, generation, clock, count, where, names](size_t index, size_t received, size_t total) {
+    // Progress comes on the fetching thread: posted here, where a newer fetch makes it stale. A
+    // fetch superseded meanwhile (another pause, a detach) is cancelled at its next chunk.
+    auto progress = [self, generation, clock, count, where, names, token = m_fetchGeneration](
+                        size_t index, size_t received, size_t total) {
+        if (token->load() != generation) throw SessionController::FetchCancelled();
         const qint64 ms = clock->elapsed();
         QMetaObject::invokeMethod(
             self.data(),
             [self, generation, ms, index, received, total, count, where, name = names[index]] {
-                if (!self || self->m_fetchGeneration != generation) return;
+                if (!self || *self->m_fetchGeneration != generation) return;
                 self->m_fetchText = tr("Fetching %1 (%2 of %3) from %4: %5 of %6 · %7 ms")
                                         .arg(QString::fromStdString(name))
                                         .arg(index + 1)
@@ -292,7 +295,7 @@ void MainWindow::fetchIntoInspector(std::vector<InspectedTensor> tensors, std::f
         [this, watcher, tensors = std::move(tensors), fetchedIndex = std::move(fetchedIndex),
             stillWanted = std::move(stillWanted), show = std::move(show), generation, clock, where]() mutable {
             watcher->deleteLater();
-            if (generation != m_fetchGeneration) return; // another fetch, a detach, the engine lost
+            if (generation != *m_fetchGeneration) return; // another fetch, a detach, the engine lost
             m_fetching = false;
             m_fetchText.clear();
             if (!stillWanted()) return;

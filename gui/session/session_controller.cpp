@@ -472,6 +472,10 @@ QFuture<SessionController::Fetched> SessionController::fetchTensors(std::vector<
                 out.tensors.push_back(engine.fetch(names[i], [&](size_t received, size_t total) {
                     if (progress) progress(i, received, total);
                 }));
+            } catch (const FetchCancelled& e) {
+                out.error = QString::fromUtf8(e.what());
+                out.tensors.resize(names.size()); // nothing more
+                break;
             } catch (const std::exception& e) {
                 out.tensors.push_back(std::nullopt);
                 if (out.error.isEmpty()) out.error = QString::fromStdString(e.what());

@@ -84,6 +84,10 @@ public:
         QString error;
     };
     using FetchProgress = std::function<void(size_t index, size_t received, size_t total)>;
+    /// Thrown by a FetchProgress to give the fetch up: it ends at once, the rest is not fetched.
+    struct FetchCancelled : std::exception {
+        const char* what() const noexcept override { return "the fetch was given up"; }
+    };
     QFuture<Fetched> fetchTensors(std::vector<std::string> names, FetchProgress progress = {});
     /// A tensor of the attached engine read in pieces where it is (statistics, histogram, windows
     /// of values) instead of fetched whole; null when not attached. The source holds the engine, so

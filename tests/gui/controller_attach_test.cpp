@@ -7,6 +7,7 @@
 #include "models/registry.h"
 #include "remote/remote_test_util.h"
 
+#include <atomic>
 #include <gtest/gtest.h>
 
 #include <QCoreApplication>
@@ -116,4 +117,35 @@ TEST(ControllerAttach, NothingListeningIsRefusedWithTheReason)
     EXPECT_FALSE(c.attach(o));
     EXPECT_NE(c.lastError().indexOf(QStringLiteral("cannot connect")), -1) << c.lastError().toStdString();
     EXPECT_FALSE(c.isAttached());
+}
+
+TEST(ControllerAttach, AFetchGivenUpByItsProgressEndsAtOnceAndFetchesNothingMore)
+{
+    Served served;
+    served.session.addBreakpoint(debug::Breakpoint::onNode("hybridsequential0_conv1_fwd", OpPhase::After));
+    SessionController c;
+    ASSERT_TRUE(c.attach(served.connect("window"))) << c.lastError().toStdString();
+    ASSERT_TRUE(c.start({}, false)) << c.lastError().toStdString();
+    ASSERT_TRUE(waitFor(c, SessionController::State::Paused));
+    const std::string out = "hybridsequential0_conv1_fwd_output";
+    std::atomic<int> calls { 0 }, laterCalls { 0 };
+    QFuture<SessionController::Fetched> f = c.fetchTensors({ out, out }, [&](size_t index, size_t, size_t) {
+        if (index > 0) ++laterCalls;
+        ++calls;
+        throw SessionController::FetchCancelled();
+    });
+    f.waitForFinished();
+    const SessionController::Fetched got = f.result();
+    EXPECT_EQ(calls, 1);
+    EXPECT_EQ(laterCalls, 0) << "the second tensor is not asked for";
+    ASSERT_EQ(got.tensors.size(), 2u);
+    EXPECT_FALSE(got.tensors[0].has_value());
+    EXPECT_FALSE(got.tensors[1].has_value());
+    EXPECT_EQ(got.error, QStringLiteral("the fetch was given up"));
+    // The server is none the worse: the same tensor comes whole after.
+    QFuture<SessionController::Fetched> again = c.fetchTensors({ out });
+    again.waitForFinished();
+    ASSERT_TRUE(again.result().tensors.at(0).has_value()) << again.result().error.toStdString();
+    EXPECT_EQ(again.result().tensors[0]->shape(), Shape({ 1, 25, 8, 8 }));
+    c.stop();
 }
