@@ -37,6 +37,15 @@ public:
     /// Ends any run, now and from then on (the session is being destroyed).
     void shutdown();
     bool paused() const;
+    /// Runs `f` while the run stays paused (the worker cannot resume meanwhile); false, without
+    /// calling it, when not paused.
+    template <class F> bool whilePaused(F&& f) const
+    {
+        std::lock_guard lock(m_mutex);
+        if (!m_pause) return false;
+        f();
+        return true;
+    }
     /// The current pause (null when not paused). Shared: stays valid after a resume.
     std::shared_ptr<const PauseEvent> currentPause() const;
 

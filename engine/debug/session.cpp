@@ -201,7 +201,28 @@ std::optional<Tensor> Session::tensor(const std::string& tensorName) const
         if (const PausedTensor* t = p->find(tensorName)) return t->values;
     std::lock_guard lock(m_recordMutex);
     if (const Tensor* t = m_record.tensor(tensorName)) return *t; // shares storage; kept tensors are never written
-    return std::nullopt;
+    return parameter(tensorName);
+}
+
+std::optional<Tensor> Session::parameter(const std::string& name) const
+{
+    // m_running is false only once a run's job has ended, its update included (the gate closes
+    // before a training step's update): then nothing writes the parameters. While a run goes on,
+    // only a pause holds the worker, and whilePaused keeps it there during the copy.
+    std::lock_guard lock(m_mutex);
+    if (!m_block) return std::nullopt;
+    const gluon::ParameterDict params = m_block->collect_params();
+    if (!params.contains(name)) return std::nullopt;
+    const gluon::ParamPtr p = params.at(name);
+    std::optional<Tensor> copy;
+    auto read = [&] {
+        if (p->initialized()) copy = p->data().copy();
+    };
+    if (!m_running)
+        read();
+    else if (!m_gate.whilePaused(read))
+        throw UsageError("parameter '" + name + "' is read while the run is paused or once it has ended: the run may be updating it");
+    return copy;
 }
 
 std::optional<TensorStats> Session::statsOf(const std::string& tensorName) const

@@ -147,8 +147,13 @@ public:
     // The paused state.
     /// The current pause, or null when not paused.
     std::shared_ptr<const PauseEvent> currentPause() const { return m_gate.currentPause(); }
-    /// A tensor of the paused node or kept in the run record (current or last run), or nothing.
+    /// A tensor of the paused node or kept in the run record (current or last run), else a
+    /// parameter of the model by its name (a copy: see parameter()), or nothing.
     std::optional<Tensor> tensor(const std::string& tensorName) const;
+    /// A copy of a parameter (or auxiliary state) of the model, by its full name; nothing when the
+    /// model has none of that name or it is not initialised yet. Read while no run is active or while
+    /// the run is paused (a run, a training step's update, writes them); otherwise throws UsageError.
+    std::optional<Tensor> parameter(const std::string& name) const;
     std::optional<TensorStats> statsOf(const std::string& tensorName) const;
     /// Over [lo, hi] when lo < hi, else over the tensor's finite range.
     std::optional<Histogram> histogramOf(const std::string& tensorName, int bins = 64,

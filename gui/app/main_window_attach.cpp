@@ -345,8 +345,8 @@ void MainWindow::showServerNodeTensors(const QString& node, const Graph& graph, 
         [this, node, where, title](std::vector<InspectedTensor> shown, const QString& error) {
             if (shown.empty()) {
                 m_inspector->clear(error.isEmpty()
-                        ? tr("%1 keeps no tensors of %2 (its weights travel only at a pause on it). Record output "
-                             "tensors (Debug ▸ Record) and run, or break on it.")
+                        ? tr("%1 keeps no tensors of %2 (weights are read there while its run is paused or "
+                             "idle). Record output tensors (Debug ▸ Record) and run, or break on it.")
                               .arg(where, node)
                         : tr("The tensors of %1 could not be fetched: %2").arg(node, error));
                 return;

@@ -8,6 +8,7 @@
 #include "models/registry.h"
 
 #include <cmath>
+#include <cstring>
 #include <gtest/gtest.h>
 #include <numeric>
 
@@ -542,4 +543,31 @@ TEST(Session, KeepsTheUsersFlagsAndStaticAllocOutputsSurviveTheNextRun)
     ASSERT_TRUE(f.listener.waitEnded(2));
     EXPECT_EQ(first.toVector(), before);
     EXPECT_NE(f.listener.m_outputs.at(0).toVector(), before);
+}
+
+TEST(Session, AParameterIsReadByItsNameWhileIdleOrPaused)
+{
+    Watchdog dog("ParameterByName");
+    Fixture f;
+    const std::string w1 = "hybridsequential0_dense1_weight";
+    const gluon::ParamPtr p = f.sample.block->collect_params().at(w1);
+    // Idle: a copy of the values.
+    std::optional<Tensor> idle = f.session.tensor(w1);
+    ASSERT_TRUE(idle.has_value());
+    ASSERT_EQ(idle->shape(), p->data().shape());
+    EXPECT_EQ(std::memcmp(idle->raw(), p->data().raw(), idle->bytes()), 0);
+    EXPECT_NE(idle->raw(), p->data().raw()) << "a copy: the parameter changes on";
+    EXPECT_FALSE(f.session.tensor("hybridsequential0_dense9_weight").has_value());
+    // Paused: the same, and its summary is answered as any tensor's.
+    f.session.addBreakpoint(Breakpoint::onNode(kD2, OpPhase::Before));
+    f.session.start();
+    (void)f.listener.waitPause(1);
+    const std::optional<Tensor> paused = f.session.parameter(w1);
+    ASSERT_TRUE(paused.has_value());
+    EXPECT_EQ(std::memcmp(paused->raw(), p->data().raw(), paused->bytes()), 0);
+    const std::optional<TensorStats> s = f.session.statsOf(w1);
+    ASSERT_TRUE(s.has_value());
+    EXPECT_EQ(s->count, p->data().size());
+    f.session.continueRun();
+    EXPECT_TRUE(f.listener.waitEnded());
 }

@@ -94,6 +94,16 @@ TEST(WindowAttach, AServersPauseIsShownWithFetchedTensorsAndItsLossLeavesTheMode
                                            && w->inspector()->currentTensorName().startsWith(conv0); }, kWaitMs))
         << w->inspector()->currentTensorName().toStdString();
     EXPECT_EQ(w->inspector()->currentTensor()->shape(), Shape({ 1, 10, 24, 24 }));
+    // Its weights come too (the server reads them while its run is paused).
+    bool weight = false;
+    for (const InspectedTensor& i : w->inspector()->tensors())
+        if (i.name == conv0 + QStringLiteral("_weight") || i.name == QStringLiteral("hybridsequential0_conv0_weight")) {
+            weight = i.values.defined() && i.values.shape() == Shape({ 10, 1, 5, 5 });
+            const std::optional<Tensor> p = served->session.parameter("hybridsequential0_conv0_weight");
+            ASSERT_TRUE(p.has_value());
+            EXPECT_EQ(std::memcmp(i.values.raw(), p->raw(), p->bytes()), 0);
+        }
+    EXPECT_TRUE(weight) << "a picked node's parameters are fetched by name";
 
     // The server dies: the model stays drawn, a banner says so, commands are off.
     const std::string address = served->server->address();

@@ -93,6 +93,8 @@ struct ServedSample {
             d.source = "sample:" + name;
             d.graph = sample.block->trace({ sample.defaultInputs[0].shape() });
             d.inputs.push_back({ sample.inputNames[0], sample.defaultInputs[0].shape(), {} });
+            for (const auto& prm : sample.block->collect_params().values())
+                d.parameters.push_back({ prm->name(), prm->initialized() ? prm->data().shape() : Shape() });
             options.model = d;
         }
         options.log = [this](const std::string& line) {
