@@ -14,6 +14,12 @@
 
 namespace opscope::remote {
 
+namespace {
+/// How long a summary or a window of values may take (a 100 M-element summary takes well under one).
+constexpr std::chrono::seconds kReadDeadline { 15 };
+} // namespace
+
+
 RemoteError::RemoteError(int code, const std::string& message, bool atConnect)
     : Error(message)
     , m_code(code)
@@ -116,11 +122,12 @@ public:
         if (withId && !instance.empty()) c->AddMetadata(kInstanceKey, instance);
     }
 
-    template <class F> void call(const char* what, F&& f, bool withId = true)
+    template <class F>
+    void call(const char* what, F&& f, bool withId = true, std::chrono::seconds deadline = std::chrono::seconds(60))
     {
         grpc::ClientContext c;
         prepare(&c, withId);
-        c.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+        c.set_deadline(std::chrono::system_clock::now() + deadline);
         const grpc::Status s = f(&c);
         if (!s.ok()) throw error(what, s);
     }
@@ -468,7 +475,9 @@ debug::Session::TensorSummary Client::summary(
     req.set_lo(lo);
     req.set_hi(hi);
     pb::TensorSummary s;
-    m_impl->call("GetSummary", [&](grpc::ClientContext* c) { return m_impl->stub->GetSummary(c, req, &s); });
+    // A view waits for these (and a window closing waits for the one in flight): a server that no
+    // longer answers is given up sooner than a command.
+    m_impl->call("GetSummary", [&](grpc::ClientContext* c) { return m_impl->stub->GetSummary(c, req, &s); }, true, kReadDeadline);
     return { fromProto(s.shape()), fromProto(s.stats()), fromProto(s.histogram()) };
 }
 
@@ -483,7 +492,7 @@ debug::TensorSlice Client::slice(const std::string& tensorName, const debug::Sli
     req.set_col_begin(request.colBegin);
     req.set_col_count(request.colCount);
     pb::Slice s;
-    m_impl->call("GetSlice", [&](grpc::ClientContext* c) { return m_impl->stub->GetSlice(c, req, &s); });
+    m_impl->call("GetSlice", [&](grpc::ClientContext* c) { return m_impl->stub->GetSlice(c, req, &s); }, true, kReadDeadline);
     return fromProto(s);
 }
 

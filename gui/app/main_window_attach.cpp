@@ -202,7 +202,7 @@ void MainWindow::fetchPausedTensors(
 {
     // Large tensors stay on the server: the inspector reads their statistics, histogram and the
     // value table's windows there as it shows them (Fetch Whole brings one here).
-    if (const auto report = m_controller->pauseReport()) {
+    if (const auto report = m_controller->pauseReport(); report && &report->event == e.get()) {
         for (size_t i = 0; i < tensors.size() && i < report->shapes.size() && i < report->dtypes.size(); ++i) {
             const int64_t bytes = report->shapes[i].size() * static_cast<int64_t>(dtypeSize(report->dtypes[i]));
             if (bytes <= m_controller->wholeFetchLimit()) continue;
@@ -239,9 +239,11 @@ void MainWindow::fetchWholeTensor(const QString& name)
             return false; // another pause or node is shown meanwhile
         },
         [this, name](std::vector<InspectedTensor> shown, const QString& error) {
-            if (shown.empty() || !m_inspector->setValues(name, shown.front().values))
+            if (shown.empty() || !m_inspector->setValues(name, shown.front().values)) {
+                m_inspector->fetchWholeFailed(name);
                 statusBar()->showMessage(
                     tr("%1 could not be fetched: %2").arg(name, error.isEmpty() ? tr("it is gone") : error), 10000);
+            }
         });
 }
 

@@ -211,6 +211,7 @@ void SessionController::adoptModel(ModelInfoPtr model)
     }
     m_model = std::move(model);
     m_pause.reset();
+    m_pauseReport.reset(); // its tensors, with a local engine, share the run's storage
     m_lastRecord.reset();
     m_lastOutcome = {};
     m_runId = 0;
@@ -271,6 +272,7 @@ bool SessionController::start(const std::vector<Tensor>& inputs, bool pauseAtEnt
             }
         }
         m_pause.reset();
+        m_pauseReport.reset();
         m_clock.start();
         m_runId = m_active->start(pauseAtEntry ? debug::StartMode::PauseAtEntry : debug::StartMode::Run, false);
     } catch (const std::exception& e) {
@@ -293,6 +295,7 @@ bool SessionController::command(const std::function<bool()>& f)
     }
     if (ok && m_state == State::Paused) {
         m_pause.reset();
+        m_pauseReport.reset();
         setState(State::Running);
         Q_EMIT resumed();
     }
@@ -386,6 +389,7 @@ bool SessionController::attach(const remote::ConnectOptions& options)
     m_lastRecord.reset();
     m_lastOutcome = {};
     m_pause.reset();
+    m_pauseReport.reset(); // its tensors, with a local engine, share the run's storage
     bool running = false;
     try {
         // Subscribed first, then the state read: a run started after the read is heard from its
@@ -427,6 +431,7 @@ void SessionController::detach()
     m_active = m_engine.get();
     m_model = std::move(m_localModel);
     m_pause.reset();
+    m_pauseReport.reset(); // its tensors, with a local engine, share the run's storage
     m_lastRecord.reset();
     m_lastOutcome = {};
     m_runId = 0;
@@ -561,6 +566,7 @@ void SessionController::onEngineLost(const QString& why)
     m_engineLost = true;
     m_lastError = why;
     m_pause.reset();
+    m_pauseReport.reset(); // its tensors, with a local engine, share the run's storage
     setState(State::Failed);
     Q_EMIT engineLost(why);
 }
@@ -571,6 +577,7 @@ void SessionController::onStarted(quint64 runId)
     if (runId <= m_runId || runId <= m_adoptAfter) return;
     m_runId = runId;
     m_pause.reset();
+    m_pauseReport.reset(); // its tensors, with a local engine, share the run's storage
     m_clock.start();
     setState(State::Running);
     Q_EMIT runStarted(m_runId);
@@ -591,6 +598,7 @@ void SessionController::onFinished(quint64 runId, RunOutcome outcome)
     if (runId != m_runId) return;
     outcome.elapsedNs = m_clock.nsecsElapsed();
     m_pause.reset();
+    m_pauseReport.reset(); // its tensors, with a local engine, share the run's storage
     m_lastRecord = outcome.record;
     m_lastOutcome = std::move(outcome);
     setState(m_lastOutcome.stopped ? State::Stopped : State::Finished);
@@ -602,6 +610,7 @@ void SessionController::onFailed(quint64 runId, const QString& error)
 {
     if (runId != m_runId) return;
     m_pause.reset();
+    m_pauseReport.reset(); // its tensors, with a local engine, share the run's storage
     m_lastError = error;
     try {
         m_lastRecord = std::make_shared<const debug::RunRecord>(m_active->record());

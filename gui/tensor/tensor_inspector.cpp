@@ -152,9 +152,10 @@ TensorInspector::TensorInspector(QWidget* parent)
     connect(m_histogramView, &HistogramView::requestChanged, this, &TensorInspector::requestHistogram);
     connect(m_exportNpy, &QToolButton::clicked, this, &TensorInspector::exportNpyInteractive);
     connect(m_fetchWhole, &QToolButton::clicked, this, [this] {
-        if (m_current < 0 || !m_tensors[static_cast<size_t>(m_current)].remote()) return;
-        m_fetchWhole->setEnabled(false); // until the values (or a new pause) come
-        emit fetchWholeRequested(currentTensorName());
+        if (m_current < 0 || !m_tensors[static_cast<size_t>(m_current)].remote() || !m_fetchingWhole.isEmpty()) return;
+        m_fetchingWhole = currentTensorName(); // one at a time: until its values, its failure or a new pause
+        updateActions();
+        emit fetchWholeRequested(m_fetchingWhole);
     });
     connect(m_exportPng, &QToolButton::clicked, this, &TensorInspector::exportPngInteractive);
     // Only the Histogram tab has a plot to export.
@@ -181,6 +182,7 @@ void TensorInspector::setTensors(const QString& title, std::vector<InspectedTens
     }
     m_tensors = std::move(tensors);
     m_current = -1;
+    m_fetchingWhole.clear(); // a fetch still going on is for tensors no longer listed
     m_title->setText(title);
     m_title->setVisible(!title.isEmpty());
     populatePicker();
@@ -215,6 +217,7 @@ void TensorInspector::clear(const QString& message)
     ++m_serial;
     m_tensors.clear();
     m_current = -1;
+    m_fetchingWhole.clear();
     m_stats = {};
     m_histogram = {};
     m_hasStats = m_hasHistogram = false;
@@ -238,7 +241,12 @@ bool TensorInspector::setValues(const QString& name, const opscope::Tensor& valu
 {
     for (size_t i = 0; i < m_tensors.size(); ++i) {
         InspectedTensor& t = m_tensors[i];
-        if (t.name != name || !t.remote() || !values.defined() || values.shape() != t.shape) continue;
+        if (t.name != name || !t.remote()) continue;
+        if (name == m_fetchingWhole) m_fetchingWhole.clear();
+        if (!values.defined() || values.shape() != t.shape) {
+            updateActions();
+            return false;
+        }
         t.values = values;
         t.source.reset();
         if (static_cast<int>(i) == m_current) {
@@ -248,6 +256,13 @@ bool TensorInspector::setValues(const QString& name, const opscope::Tensor& valu
         return true;
     }
     return false;
+}
+
+void TensorInspector::fetchWholeFailed(const QString& name)
+{
+    if (name != m_fetchingWhole) return;
+    m_fetchingWhole.clear();
+    updateActions();
 }
 
 const InspectedTensor* TensorInspector::currentInspected() const
@@ -402,8 +417,13 @@ void TensorInspector::applyAnalysis(uint64_t serial, const debug::TensorStats& s
 
 void TensorInspector::requestHistogram()
 {
-    if (m_current < 0 || !m_hasStats) return; // a running analysis picks up the new request when it lands
+    if (m_current < 0) return;
     const InspectedTensor& t = m_tensors[static_cast<size_t>(m_current)];
+    if (!m_hasStats) {
+        // A running analysis picks up the new request when it lands; a failed remote one is asked again.
+        if (t.remote() && !m_analysisRunner.busy()) startRemoteAnalysis(t);
+        return;
+    }
     if (t.remote()) {
         requestRemoteHistogram(t);
         return;
@@ -445,7 +465,7 @@ void TensorInspector::updateActions()
     const InspectedTensor* t = currentInspected();
     const bool remote = t && t->remote();
     m_fetchWhole->setVisible(remote);
-    m_fetchWhole->setEnabled(remote);
+    m_fetchWhole->setEnabled(remote && m_fetchingWhole.isEmpty());
     if (remote)
         m_fetchWhole->setToolTip(tr("Bring the whole tensor (%1) here from %2: to export it, to scan it here")
                                      .arg(formatBytes(t->byteSize()), t->source->where()));

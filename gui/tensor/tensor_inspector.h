@@ -51,6 +51,8 @@ public:
     /// The values of a tensor that was held where the engine runs, now fetched: shown from here on
     /// (false when no such remote tensor is listed or the shape differs).
     bool setValues(const QString& name, const opscope::Tensor& values);
+    /// The fetch Fetch Whole asked for failed: the button is offered again.
+    void fetchWholeFailed(const QString& name);
     const std::vector<InspectedTensor>& tensors() const { return m_tensors; }
 
     /// Results for the current tensor (empty until ready).
@@ -131,6 +133,7 @@ private:
     bool m_hasStats = false;
     bool m_hasHistogram = false;
     QString m_lastDir;
+    QString m_fetchingWhole; ///< the tensor Fetch Whole is fetching, or empty
 
     QStackedWidget* m_stack = nullptr;
     QLabel* m_message = nullptr;

@@ -1,5 +1,6 @@
 #include "gui/tensor/tensor_table_model.h"
 
+#include "core/error.h"
 #include "debug/tensor_stats.h"
 #include "gui/tensor/tensor_source.h"
 #include "gui/tensor/value_format.h"
@@ -250,7 +251,13 @@ const TensorTableModel::Page* TensorTableModel::pageOf(int row, int col) const
     if (it != m_pages.end()) return &it->second;
     if (m_fetchError.isEmpty() && m_queued.insert(key).second) {
         const bool wasFetching = isFetching();
-        m_queue.push_back(key);
+        // Newest first: the page on screen now goes before those scrolled past; a long queue drops
+        // its oldest (asked for again if they are painted again).
+        m_queue.push_front(key);
+        while (m_queue.size() > kMaxQueuedPages) {
+            m_queued.erase(m_queue.back());
+            m_queue.pop_back();
+        }
         startNextPage();
         // Asked from data(), often while painting: listeners hear of it once that is done.
         if (!wasFetching)
@@ -302,6 +309,9 @@ void TensorTableModel::startNextPage() const
             const debug::TensorSlice s = source->slice(request);
             page.rows = std::min(rows, oneD ? s.cols : s.rows);
             page.cols = std::min(cols, oneD ? int64_t { 1 } : s.cols);
+            if (page.rows < rows || page.cols < cols) // another tensor of that name now (the pause moved on)
+                throw Error("a window of " + std::to_string(page.rows) + " x " + std::to_string(page.cols) + " came for "
+                    + std::to_string(rows) + " x " + std::to_string(cols) + ": the tensor changed where it is");
             page.values.resize(static_cast<size_t>(page.rows * page.cols));
             for (int64_t r = 0; r < page.rows; ++r)
                 for (int64_t c = 0; c < page.cols; ++c)

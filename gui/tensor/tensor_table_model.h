@@ -34,6 +34,8 @@ public:
     static constexpr int kPageColumns = 32;
     /// Pages kept of a remote tensor; beyond, the cache starts again with what is on screen.
     static constexpr size_t kMaxPages = 256;
+    /// Pages waiting to be read; older requests beyond are dropped.
+    static constexpr size_t kMaxQueuedPages = 16;
 
     explicit TensorTableModel(QObject* parent = nullptr);
     ~TensorTableModel() override;

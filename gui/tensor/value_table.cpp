@@ -172,7 +172,7 @@ void ValueTable::modelSliceChanged()
     const bool shown = m_model->hasTensor();
     m_message->setVisible(!shown);
     m_body->setVisible(shown);
-    if (shown && (!m_hasSelectors || m_model->shape() != m_selectorShape))
+    if (shown && (!m_hasSelectors || m_model->shape() != m_selectorShape || m_model->isRemote() != m_selectorRemote))
         rebuildSelectors();
     else if (!shown)
         m_hasSelectors = false;
@@ -210,6 +210,7 @@ void ValueTable::rebuildSelectors()
     const opscope::Shape shape = m_model->shape();
     const int nd = m_model->ndim();
     m_selectorShape = shape;
+    m_selectorRemote = m_model->isRemote();
     m_hasSelectors = true;
 
     m_rowCombo->clear();

@@ -67,6 +67,7 @@ private:
     QLabel* m_status = nullptr;
     opscope::Shape m_selectorShape;
     bool m_hasSelectors = false;
+    bool m_selectorRemote = false; ///< the selectors were built for a remote table
     bool m_syncing = false;
 };
 

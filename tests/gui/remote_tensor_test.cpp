@@ -19,6 +19,7 @@
 #include <stdexcept>
 
 #include <QAbstractItemModelTester>
+#include <QComboBox>
 #include <QLabel>
 #include <QSignalSpy>
 #include <QTableView>
@@ -60,7 +61,7 @@ public:
     {
         ++slices;
         if (fail) throw std::runtime_error("t_output: the server at 10.0.0.1:5555 is gone");
-        debug::TensorSlice s = debug::sliceOf(m_tensor.view(), request);
+        debug::TensorSlice s = debug::sliceOf((shrunk.defined() ? shrunk : m_tensor).view(), request);
         cells += s.rows * s.cols;
         return s;
     }
@@ -70,6 +71,7 @@ public:
     mutable std::atomic<int> slices { 0 };
     mutable std::atomic<int64_t> cells { 0 };
     std::atomic<bool> fail { false };
+    Tensor shrunk; ///< answers from this smaller tensor instead (set before reads start)
 
 private:
     Tensor m_tensor;
@@ -113,6 +115,34 @@ TEST(RemoteTensor, TheValueTableReadsOnlyThePagesItShows)
     // A window of the last two axes only: the row axis cannot be chosen.
     model.setRowAxis(1);
     EXPECT_EQ(model.rowAxis(), 2);
+}
+
+TEST(RemoteTensor, TheNewestPagesAreReadFirstAndALongQueueDropsItsOldest)
+{
+    const Tensor t = ramp({ 40 * TensorTableModel::kPageRows, 2 });
+    auto source = std::make_shared<LocalSource>(t);
+    TensorTableModel model;
+    model.setSource(t.shape(), t.dtype(), source);
+    ASSERT_TRUE(model.ensureLoaded(40 * TensorTableModel::kPageRows - 1, 0));
+    for (int page = 0; page < 30; ++page) // a fast scroll paints 30 pages
+        (void)model.index(page * TensorTableModel::kPageRows, 0).data();
+    ASSERT_TRUE(QTest::qWaitFor([&] { return !model.isFetching(); }, kWaitMs));
+    EXPECT_TRUE(model.isLoaded(29 * TensorTableModel::kPageRows, 0)) << "the page on screen";
+    EXPECT_FALSE(model.isLoaded(5 * TensorTableModel::kPageRows, 0)) << "scrolled past, dropped from the queue";
+    EXPECT_LE(source->slices, 1 + static_cast<int>(TensorTableModel::kMaxQueuedPages));
+}
+
+TEST(RemoteTensor, AWindowSmallerThanAskedIsAnErrorNotMissingValues)
+{
+    const Tensor t = ramp({ 300, 100 });
+    auto source = std::make_shared<LocalSource>(t);
+    source->shrunk = ramp({ 50, 100 }); // the name now answers for another tensor
+    TensorTableModel model;
+    model.setSource(t.shape(), t.dtype(), source);
+    (void)model.index(0, 0).data();
+    ASSERT_TRUE(QTest::qWaitFor([&] { return !model.fetchError().isEmpty(); }, kWaitMs));
+    EXPECT_TRUE(model.fetchError().contains(QStringLiteral("changed"))) << model.fetchError().toStdString();
+    EXPECT_FALSE(model.isLoaded(60, 0));
 }
 
 TEST(RemoteTensor, AOneDimensionalTensorIsOneColumn)
@@ -208,12 +238,23 @@ TEST(RemoteTensor, TheInspectorAsksForStatisticsAndOffersFetchWhole)
     fetch->click();
     ASSERT_EQ(asked.size(), 1);
     EXPECT_EQ(asked.front().front().toString(), QStringLiteral("t_output"));
+    EXPECT_FALSE(fetch->isEnabled()) << "one fetch at a time";
+    inspector.histogramView()->setBins(32); // a histogram landing meanwhile leaves it so
+    ASSERT_TRUE(QTest::qWaitFor([&] { return inspector.hasResult(); }, kWaitMs));
+    EXPECT_FALSE(fetch->isEnabled());
+    inspector.fetchWholeFailed(QStringLiteral("t_output"));
+    EXPECT_TRUE(fetch->isEnabled()) << "offered again after a failure";
+    fetch->click();
     EXPECT_FALSE(inspector.setValues(QStringLiteral("t_output"), ramp({ 8, 30, 30 }))) << "another shape";
+    EXPECT_TRUE(fetch->isEnabled());
     ASSERT_TRUE(inspector.setValues(QStringLiteral("t_output"), t));
     ASSERT_TRUE(inspector.currentTensor()->defined());
     EXPECT_FALSE(inspector.currentInspected()->remote());
     EXPECT_FALSE(fetch->isVisible());
     EXPECT_FALSE(inspector.valueTable()->model()->isRemote());
+    const QList<QComboBox*> axes = inspector.valueTable()->findChildren<QComboBox*>();
+    ASSERT_GE(axes.size(), 2);
+    EXPECT_TRUE(axes[0]->isEnabled() && axes[1]->isEnabled()) << "the axes can be chosen again here";
     EXPECT_EQ(inspector.featureMapView()->mapCount(), 8);
 }
 
