@@ -12,6 +12,7 @@
 #include "gui/remote/engine_banner.h"
 #include "gui/tensor/inspected_tensor.h"
 #include "gui/tensor/tensor_inspector.h"
+#include "gui/tensor/value_format.h"
 #include "gui/train/train_panel.h"
 #include "remote/client.h"
 
@@ -315,7 +316,7 @@ void MainWindow::fetchIntoInspector(std::vector<InspectedTensor> tensors, std::f
                 statusBar()->showMessage(tr("Fetching from %1 failed: %2").arg(where, fetched.error), 10000);
             else
                 statusBar()->showMessage(
-                    tr("Fetched %1 from %2 in %3 ms").arg(megabytes(bytes), where).arg(clock->elapsed()), 8000);
+                    tr("Fetched %1 from %2 in %3 ms").arg(formatBytes(static_cast<int64_t>(bytes)), where).arg(clock->elapsed()), 8000);
             show(std::move(shown), fetched.error);
         });
     watcher->setFuture(m_controller->fetchTensors(std::move(names), std::move(progress)));
