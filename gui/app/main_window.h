@@ -181,6 +181,10 @@ private:
         std::vector<InspectedTensor> tensors);
     /// Fetches the values of `tensors` (by name) from the attached engine off the GUI thread; on
     /// arrival, if `stillWanted()`, `show` gets those it had (and the error of any it had not).
+    /// The tensors of a pause as the inspector lists them (roles named from the run's graph).
+    std::vector<InspectedTensor> pausedTensors(const debug::PauseEvent& pause);
+    /// Those of `tensors` (a server's pause, in its report's order) above the fetch limit are read there.
+    void markRemote(const debug::PauseReport& report, std::vector<InspectedTensor>& tensors) const;
     /// Fetch Whole of the inspector: a tensor that stayed on the server, brought here.
     void fetchWholeTensor(const QString& name);
     void fetchIntoInspector(std::vector<InspectedTensor> tensors, std::function<bool()> stillWanted,

@@ -203,15 +203,7 @@ void MainWindow::fetchPausedTensors(
 {
     // Large tensors stay on the server: the inspector reads their statistics, histogram and the
     // value table's windows there as it shows them (Fetch Whole brings one here).
-    if (const auto report = m_controller->pauseReport(); report && &report->event == e.get()) {
-        for (size_t i = 0; i < tensors.size() && i < report->shapes.size() && i < report->dtypes.size(); ++i) {
-            const int64_t bytes = report->shapes[i].size() * static_cast<int64_t>(dtypeSize(report->dtypes[i]));
-            if (bytes <= m_controller->wholeFetchLimit()) continue;
-            tensors[i].source = m_controller->tensorSource(tensors[i].name.toStdString());
-            tensors[i].shape = report->shapes[i];
-            tensors[i].dtype = report->dtypes[i];
-        }
-    }
+    if (const auto report = m_controller->pauseReport(); report && &report->event == e.get()) markRemote(*report, tensors);
     m_inspector->clear(tr("Fetching %n tensor(s) of %1 from %2…", "", static_cast<int>(tensors.size()))
                            .arg(QString::fromStdString(e->node), m_controller->engineLocation()));
     fetchIntoInspector(
@@ -228,6 +220,17 @@ void MainWindow::fetchPausedTensors(
             }
             showPausedTensors(*e, title, std::move(shown));
         });
+}
+
+void MainWindow::markRemote(const debug::PauseReport& report, std::vector<InspectedTensor>& tensors) const
+{
+    for (size_t i = 0; i < tensors.size() && i < report.shapes.size() && i < report.dtypes.size(); ++i) {
+        const int64_t bytes = report.shapes[i].size() * static_cast<int64_t>(dtypeSize(report.dtypes[i]));
+        if (bytes <= m_controller->wholeFetchLimit()) continue;
+        tensors[i].source = m_controller->tensorSource(tensors[i].name.toStdString());
+        tensors[i].shape = report.shapes[i];
+        tensors[i].dtype = report.dtypes[i];
+    }
 }
 
 void MainWindow::fetchWholeTensor(const QString& name)
@@ -336,9 +339,21 @@ void MainWindow::showServerNodeTensors(const QString& node, const Graph& graph, 
                 wanted.push_back({ QString::fromStdString(src.name),
                     graph.isAuxiliary(in.node) ? QStringLiteral("aux") : QStringLiteral("weight"), {} });
         }
-        for (int i = 0; i < n.numOutputs; ++i)
-            wanted.push_back(
-                { QString::fromStdString(graph.outputName({ id, static_cast<uint32_t>(i), 0 })), QStringLiteral("record"), {} });
+        // Kept outputs above the fetch limit stay there, as a pause's do (shapes as the run inferred them).
+        std::vector<Shape> shapes = m_controller->runGraphShapes(); // by entry of the run's graph, which `graph` is
+        if (shapes.size() != graph.numEntries()) shapes.clear();
+        for (int i = 0; i < n.numOutputs; ++i) {
+            InspectedTensor t { QString::fromStdString(graph.outputName({ id, static_cast<uint32_t>(i), 0 })),
+                QStringLiteral("record"), {} };
+            const uint32_t entry = graph.entryId(id, static_cast<uint32_t>(i));
+            if (entry < shapes.size() && shapes[entry].ndim() > 0
+                && shapes[entry].size() * int64_t { 4 } > m_controller->wholeFetchLimit()) {
+                t.source = m_controller->tensorSource(t.name.toStdString());
+                t.shape = shapes[entry];
+                t.dtype = DType::Float32; // a record's outputs are float32 but for a few integer ops, all small
+            }
+            wanted.push_back(std::move(t));
+        }
     }
     const QString where = m_controller->engineLocation();
     const QString title = QStringLiteral("%1 (%2)").arg(node, QString::fromStdString(n.isVariable() ? "variable" : n.op));

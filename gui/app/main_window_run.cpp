@@ -183,7 +183,19 @@ void MainWindow::onPaused(std::shared_ptr<const debug::PauseEvent> e)
         const QSignalBlocker block(m_graph->view());
         m_graph->view()->selectNode(node, true);
     }
+    std::vector<InspectedTensor> tensors = pausedTensors(*e);
+    const QString title = QStringLiteral("%1 (%2) — %3").arg(node, QString::fromStdString(e->op), phaseName(e->phase));
+    updateStatus();
+    if (m_controller->isAttached())
+        fetchPausedTensors(e, title, std::move(tensors));
+    else
+        showPausedTensors(*e, title, std::move(tensors));
+}
+
+std::vector<InspectedTensor> MainWindow::pausedTensors(const debug::PauseEvent& pause)
+{
     // The paused node's tensors; inputs that are parameters or auxiliary states named as such.
+    const debug::PauseEvent* e = &pause;
     std::vector<InspectedTensor> tensors;
     const auto graph = m_controller->runGraph();
     const ModelInfoPtr model = m_controller->model();
@@ -202,12 +214,7 @@ void MainWindow::onPaused(std::shared_ptr<const debug::PauseEvent> e)
         }
         tensors.push_back({ QString::fromStdString(t.name), role, t.values });
     }
-    const QString title = QStringLiteral("%1 (%2) — %3").arg(node, QString::fromStdString(e->op), phaseName(e->phase));
-    updateStatus();
-    if (m_controller->isAttached())
-        fetchPausedTensors(e, title, std::move(tensors));
-    else
-        showPausedTensors(*e, title, std::move(tensors));
+    return tensors;
 }
 
 void MainWindow::showPausedTensors(const debug::PauseEvent& pause, const QString& title, std::vector<InspectedTensor> tensors)
@@ -354,7 +361,27 @@ void MainWindow::showNodeTensors(const QString& node)
 {
     if (node.isEmpty() || !m_controller->model()) return;
     const auto pause = m_controller->pauseEvent();
-    if (pause && QString::fromStdString(pause->node) == node) return; // the inspector shows it already
+    if (pause && QString::fromStdString(pause->node) == node) {
+        // Back to the paused node after looking at another: its tensors again (quietly: no script step).
+        const std::vector<InspectedTensor>& shown = m_inspector->tensors();
+        if (!pause->tensors.empty() && !shown.empty() && shown.front().name == QString::fromStdString(pause->tensors.front().name))
+            return; // the inspector shows them already
+        const QString title
+            = QStringLiteral("%1 (%2) — %3").arg(node, QString::fromStdString(pause->op), phaseName(pause->phase));
+        if (!m_controller->isAttached()) {
+            m_inspector->setTensors(title, pausedTensors(*pause), pause->focus);
+            return;
+        }
+        std::vector<InspectedTensor> tensors = pausedTensors(*pause);
+        if (const auto report = m_controller->pauseReport(); report && &report->event == pause.get())
+            markRemote(*report, tensors);
+        fetchIntoInspector(
+            std::move(tensors), [this, pause] { return m_controller->pauseEvent() == pause; },
+            [this, title, focus = pause->focus](std::vector<InspectedTensor> got, const QString&) {
+                m_inspector->setTensors(title, std::move(got), focus);
+            });
+        return;
+    }
     std::shared_ptr<const Graph> graph = m_controller->runGraph();
     if (!graph) graph = m_controller->model()->graph;
     const auto id = graph->findNode(node.toStdString());

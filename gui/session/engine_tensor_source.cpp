@@ -11,18 +11,23 @@ EngineTensorSource::EngineTensorSource(std::shared_ptr<debug::Engine> engine, st
 {
 }
 
+std::string EngineTensorSource::missing() const
+{
+    return m_name + " is neither at " + m_engine->where() + "'s pause nor kept in its run record";
+}
+
 debug::Session::TensorSummary EngineTensorSource::summary(
     int bins, debug::HistogramScale scale, double lo, double hi) const
 {
     std::optional<debug::Session::TensorSummary> s = m_engine->summary(m_name, bins, scale, lo, hi);
-    if (!s) throw UsageError(m_name + " is no longer at " + m_engine->where() + "'s pause");
+    if (!s) throw UsageError(missing());
     return std::move(*s);
 }
 
 debug::TensorSlice EngineTensorSource::slice(const debug::SliceRequest& request) const
 {
     std::optional<debug::TensorSlice> s = m_engine->slice(m_name, request);
-    if (!s) throw UsageError(m_name + " is no longer at " + m_engine->where() + "'s pause");
+    if (!s) throw UsageError(missing());
     return std::move(*s);
 }
 

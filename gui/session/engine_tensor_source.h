@@ -20,6 +20,8 @@ public:
     QString where() const override { return m_where; }
 
 private:
+    std::string missing() const;
+
     std::shared_ptr<debug::Engine> m_engine;
     std::string m_name;
     QString m_where;

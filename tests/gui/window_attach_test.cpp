@@ -333,6 +333,21 @@ TEST(WindowAttach, LargeTensorsOfAServersPauseStayThereAndAreReadAsShown)
     EXPECT_EQ(std::memcmp(t.raw(), there->raw(), t.bytes()), 0);
     EXPECT_FALSE(inspector->valueTable()->model()->isRemote());
 
+    // A node picked in the graph: its kept output above the limit stays there as well.
+    const QString conv0 = QStringLiteral("hybridsequential0_conv0_fwd");
+    w->graphPanel()->view()->selectNode(conv0, true);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return inspector->currentTensorName() == conv0 + QStringLiteral("_output"); }, kWaitMs))
+        << inspector->currentTensorName().toStdString();
+    ASSERT_TRUE(inspector->currentInspected()->remote());
+    ASSERT_TRUE(QTest::qWaitFor([&] { return inspector->hasResult(); }, kWaitMs));
+    const std::optional<Tensor> conv0Out = served->session.tensor(conv0.toStdString() + "_output");
+    ASSERT_TRUE(conv0Out.has_value());
+    EXPECT_EQ(inspector->stats().max, debug::computeStats(conv0Out->view()).max);
+    // Back to the paused node: its tensors again, the large ones still read there.
+    w->graphPanel()->view()->selectNode(QString::fromStdString(kConv1), true);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return inspector->showTensor(QString::fromStdString(kConv1 + "_output")); }, kWaitMs));
+    EXPECT_TRUE(inspector->currentInspected()->remote());
+
     // The server gone while a tensor held there is shown and read: the inspector lets it go (a read
     // failing meanwhile is dropped with its slice), the model stays drawn.
     QString input;

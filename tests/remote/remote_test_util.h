@@ -95,6 +95,15 @@ struct ServedSample {
             d.inputs.push_back({ sample.inputNames[0], sample.defaultInputs[0].shape(), {} });
             for (const auto& prm : sample.block->collect_params().values())
                 d.parameters.push_back({ prm->name(), prm->initialized() ? prm->data().shape() : Shape() });
+            // Output shapes by node, as opscope-server describes a model it loaded.
+            const Graph& g = *d.graph;
+            std::vector<Shape> vars;
+            for (uint32_t v : g.variables())
+                vars.push_back(g.node(v).name == sample.inputNames[0] ? sample.defaultInputs[0].shape() : Shape());
+            const std::vector<Shape> entries = g.inferShapes(vars);
+            for (uint32_t i = 0; i < g.size(); ++i)
+                for (int k = 0; k < g.node(i).numOutputs; ++k)
+                    d.shapes[g.node(i).name].push_back(entries[g.entryId(i, static_cast<uint32_t>(k))]);
             options.model = d;
         }
         options.log = [this](const std::string& line) {
