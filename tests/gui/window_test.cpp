@@ -54,6 +54,15 @@ TEST(Window, BreakpointPauseShowsAHistogramThenContinueFinishes)
     EXPECT_EQ(counted, static_cast<uint64_t>(t->size()));
     EXPECT_EQ(w->inspector()->stats().count, t->size());
 
+    // Another node picked, then the paused one again: the pause's tensors come back.
+    const QString conv0 = QStringLiteral("hybridsequential0_conv0_fwd");
+    w->graphPanel()->view()->selectNode(conv0, true);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return w->inspector()->currentTensorName().startsWith(conv0 + QLatin1Char('_')); }, kWaitMs));
+    w->graphPanel()->view()->selectNode(kConv0Tanh, true);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return w->inspector()->currentTensorName().startsWith(kConv0Tanh); }, kWaitMs))
+        << w->inspector()->currentTensorName().toStdString();
+    EXPECT_EQ(w->inspector()->tensors().size(), w->controller()->pauseEvent()->tensors.size());
+
     // The record so far holds the ops executed up to the pause.
     EXPECT_EQ(w->runRecordPanel()->model()->rowCount(), 2); // conv0 and conv0_tanh ran
     QSignalSpy finished(w->controller(), &SessionController::runFinished);
