@@ -179,14 +179,15 @@ private:
     /// status bar), then shown if the run is still paused there.
     void fetchPausedTensors(std::shared_ptr<const debug::PauseEvent> e, const QString& title,
         std::vector<InspectedTensor> tensors);
-    /// Fetches the values of `tensors` (by name) from the attached engine off the GUI thread; on
-    /// arrival, if `stillWanted()`, `show` gets those it had (and the error of any it had not).
     /// The tensors of a pause as the inspector lists them (roles named from the run's graph).
     std::vector<InspectedTensor> pausedTensors(const debug::PauseEvent& pause);
     /// Those of `tensors` (a server's pause, in its report's order) above the fetch limit are read there.
     void markRemote(const debug::PauseReport& report, std::vector<InspectedTensor>& tensors) const;
     /// Fetch Whole of the inspector: a tensor that stayed on the server, brought here.
     void fetchWholeTensor(const QString& name);
+    /// Fetches the values of `tensors` (by name; those with a source stay where they are) from the
+    /// attached engine off the GUI thread; on arrival, if `stillWanted()`, `show` gets those it has
+    /// (and the error of any it had not).
     void fetchIntoInspector(std::vector<InspectedTensor> tensors, std::function<bool()> stillWanted,
         std::function<void(std::vector<InspectedTensor>, const QString&)> show);
     void onRunFinished(const RunOutcome& outcome);
