@@ -78,12 +78,11 @@ void TensorTableModel::reset(const opscope::Tensor& tensor, const opscope::Shape
     const ChangeGuard guard(m_changing);
     beginResetModel();
     const bool has = tensor.defined() || source != nullptr;
-    const bool sameShape = m_hasTensor && has && m_shape == shape && (m_source != nullptr) == (source != nullptr);
+    const bool sameShape = hasTensor() && has && m_shape == shape && (m_source != nullptr) == (source != nullptr);
     m_tensor = tensor;
     m_source = std::move(source);
     m_shape = has ? shape : opscope::Shape();
     m_dtype = dtype;
-    m_hasTensor = has;
     m_ndim = has ? m_shape.ndim() : 0;
     if (!sameShape) {
         defaultAxes();
@@ -124,7 +123,7 @@ void TensorTableModel::recompute()
     }
     m_rowStride = m_rowAxis >= 0 ? m_strides[static_cast<size_t>(m_rowAxis)] : 0;
     m_colStride = m_colAxis >= 0 ? m_strides[static_cast<size_t>(m_colAxis)] : 0;
-    if (!m_hasTensor || m_shape.size() <= 0) {
+    if (!hasTensor() || m_shape.size() <= 0) {
         m_totalRows = m_totalCols = 0;
     } else {
         m_totalRows = m_rowAxis >= 0 ? shape[m_rowAxis] : 1;

@@ -47,7 +47,7 @@ public:
     void setSource(const opscope::Shape& shape, opscope::DType dtype, std::shared_ptr<const TensorSource> source);
     bool isRemote() const { return m_source != nullptr; }
     /// A tensor (here or remote) is shown.
-    bool hasTensor() const { return m_hasTensor; }
+    bool hasTensor() const { return m_tensor.defined() || m_source != nullptr; }
     const opscope::Shape& shape() const { return m_shape; }
     int ndim() const { return m_ndim; }
     /// A remote table: pages being read, and the last read's failure (empty: none).
@@ -129,7 +129,6 @@ private:
     opscope::Tensor m_tensor;
     opscope::Shape m_shape;
     opscope::DType m_dtype = opscope::DType::Float32;
-    bool m_hasTensor = false;
     std::shared_ptr<const TensorSource> m_source;
     // A remote table's pages: all on the GUI thread; a page in flight captures what it needs.
     mutable std::map<PageKey, Page> m_pages;

@@ -5,6 +5,7 @@
 #include "gui/tensor/histogram_view.h"
 #include "gui/tensor/tensor_inspector.h"
 #include "gui/tensor/tensor_table_model.h"
+#include "gui/tensor_test_util.h"
 #include "gui/tensor/value_format.h"
 #include "io/npy.h"
 
@@ -23,17 +24,10 @@
 
 using namespace opscope;
 using namespace opscope::gui;
+using opscope::gui::test::ramp;
 
 namespace {
 constexpr int kWaitMs = 30000;
-
-Tensor ramp(const Shape& s)
-{
-    Tensor t(s);
-    for (int64_t i = 0; i < t.size(); ++i)
-        t.at(i) = static_cast<float>(i % 97) - 40.0f;
-    return t;
-}
 
 /// The text of the message the histogram pane shows in place of a plot ("" when it shows a plot).
 QString histogramMessage(HistogramView* view)

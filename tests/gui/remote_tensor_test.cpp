@@ -11,6 +11,7 @@
 #include "gui/tensor/tensor_inspector.h"
 #include "gui/tensor/tensor_source.h"
 #include "gui/tensor/tensor_table_model.h"
+#include "gui/tensor_test_util.h"
 #include "gui/tensor/value_table.h"
 
 #include <atomic>
@@ -28,17 +29,10 @@
 
 using namespace opscope;
 using namespace opscope::gui;
+using opscope::gui::test::ramp;
 
 namespace {
 constexpr int kWaitMs = 30000;
-
-Tensor ramp(const Shape& s)
-{
-    Tensor t(s);
-    for (int64_t i = 0; i < t.size(); ++i)
-        t.at(i) = static_cast<float>(i % 997) * 0.25f - 60.0f;
-    return t;
-}
 
 /// Answers from a tensor of this process, counting what is asked; `fail` makes every read throw.
 class LocalSource : public TensorSource {
