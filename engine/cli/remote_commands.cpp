@@ -148,7 +148,6 @@ std::string localOnlyOption(const RunOptions& o)
     if (o.mode != "hybrid") return "--mode";
     if (o.noFuse) return "--no-fuse";
     if (!o.reference.empty()) return "--reference";
-    if (o.monitorAll) return "--monitor-all";
     return {};
 }
 
@@ -204,7 +203,8 @@ int runBreaking(remote::Client& c, const RunOptions& o, const debug::ModelDescri
     return kNoHit;
 }
 
-// Op-hook lines and dumped tensors from the server's run record (outputs of every op, in order).
+// Op-hook lines and dumped tensors from the server's run record: every op's outputs in order, with
+// --monitor-all its inputs before them (as they were before it ran), as MXNet's monitor_all reports.
 int runRecorded(remote::Client& c, const RunOptions& o)
 {
     std::ofstream hookFile;
@@ -222,8 +222,13 @@ int runRecorded(remote::Client& c, const RunOptions& o)
     if (record) {
         debug::SessionOptions opts = before.options;
         opts.record = o.dump.empty() ? debug::RecordLevel::Stats : debug::RecordLevel::Tensors;
+        opts.recordInputs = o.monitorAll;
         opts.tensorBudgetBytes = std::max(opts.tensorBudgetBytes, size_t(4) << 30);
         c.setOptions(opts);
+        if (o.monitorAll && !c.state().options.recordInputs) {
+            c.setOptions(before.options);
+            return fail(kUsage, "--monitor-all: the server does not record operator inputs (an older opscope-server)");
+        }
     }
     RunWaiter waiter;
     Subscription subscription(c, waiter);
@@ -248,28 +253,36 @@ int runRecorded(remote::Client& c, const RunOptions& o)
     }
     if (record) {
         const debug::RunRecord rec = c.record();
+        if (o.monitorAll && !rec.ops.empty() && rec.ops.front().inputNames.empty() && !rec.ops.front().outputNames.empty())
+            throw UsageError("--monitor-all: the server's record holds no operator inputs (an older server?)");
         FileNamer dumpNames;
         uint64_t seq = 0;
-        for (const debug::OpRecord& op : rec.ops) {
-            for (size_t k = 0; k < op.outputNames.size(); ++k) {
-                const std::string& tensor = op.outputNames[k];
-                if (hookOut) {
-                    HookLine line;
-                    line.seq = seq;
-                    line.name = tensor;
-                    line.op = op.op;
-                    line.node = op.node;
-                    line.slot = tensor.size() > op.node.size() + 1 ? tensor.substr(op.node.size() + 1) : std::string();
-                    line.phase = "output";
-                    if (k < op.outputShapes.size()) line.shape = op.outputShapes[k];
-                    if (k < op.outputStats.size()) line.stats = op.outputStats[k];
-                    if (!o.dump.empty()) line.file = dumpNames.fileFor(tensor, ".npy");
-                    *hookOut << hookLineJson(line) << "\n";
-                }
-                ++seq;
-                if (!o.dump.empty())
-                    writeNpy((fs::path(o.dump) / dumpNames.fileFor(tensor, ".npy")).string(), c.fetch(tensor).view());
+        auto emit = [&](const debug::OpRecord& op, const std::string& tensor, const char* phase, const Shape* shape,
+                          const debug::TensorStats* stats) {
+            if (hookOut) {
+                HookLine line;
+                line.seq = seq;
+                line.name = tensor;
+                line.op = op.op;
+                line.node = op.node;
+                line.slot = tensor.size() > op.node.size() + 1 ? tensor.substr(op.node.size() + 1) : std::string();
+                line.phase = phase;
+                if (shape) line.shape = *shape;
+                if (stats) line.stats = *stats;
+                if (!o.dump.empty()) line.file = dumpNames.fileFor(tensor, ".npy");
+                *hookOut << hookLineJson(line) << "\n";
             }
+            ++seq;
+            if (!o.dump.empty())
+                writeNpy((fs::path(o.dump) / dumpNames.fileFor(tensor, ".npy")).string(), c.fetch(tensor).view());
+        };
+        for (const debug::OpRecord& op : rec.ops) {
+            for (size_t k = 0; k < op.inputNames.size(); ++k)
+                emit(op, op.inputNames[k], "input", k < op.inputShapes.size() ? &op.inputShapes[k] : nullptr,
+                    k < op.inputStats.size() ? &op.inputStats[k] : nullptr);
+            for (size_t k = 0; k < op.outputNames.size(); ++k)
+                emit(op, op.outputNames[k], "output", k < op.outputShapes.size() ? &op.outputShapes[k] : nullptr,
+                    k < op.outputStats.size() ? &op.outputStats[k] : nullptr);
         }
         if (hookOut) hookOut->flush();
         c.setOptions(before.options);
@@ -297,8 +310,7 @@ int infoRemote(const ConnectArgs& args)
 int runRemote(const RunOptions& o, const ConnectArgs& args)
 {
     if (const std::string opt = localOnlyOption(o); !opt.empty())
-        return fail(kUsage, opt + " cannot be combined with --connect: the server runs its own model, inputs and mode"
-                + (opt == "--monitor-all" ? std::string(" (and its run record holds op outputs only)") : std::string()));
+        return fail(kUsage, opt + " cannot be combined with --connect: the server runs its own model, inputs and mode");
     std::vector<debug::Breakpoint> breaks;
     try {
         for (const std::string& b : o.breaks)

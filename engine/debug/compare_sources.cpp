@@ -23,6 +23,21 @@ std::optional<RunMode> parseRunMode(const std::string& name)
     return std::nullopt;
 }
 
+const char* runModeName(RunMode mode)
+{
+    switch (mode) {
+    case RunMode::Eager:
+        return "eager";
+    case RunMode::Hybrid:
+        return "hybrid";
+    case RunMode::StaticAlloc:
+        return "static_alloc";
+    case RunMode::StaticShape:
+        return "static_shape";
+    }
+    return "hybrid";
+}
+
 std::shared_ptr<const Graph> recordBlockRun(gluon::HybridBlock& block, const std::vector<Tensor>& inputs,
     KernelKind kernels, const std::vector<PrecisionRule>& precision, RecordedRun& run, RunMode mode)
 {

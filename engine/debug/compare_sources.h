@@ -20,6 +20,7 @@ namespace opscope::debug {
 enum class RunMode { Eager, Hybrid, StaticAlloc, StaticShape };
 /// "eager", "hybrid", "static_alloc", "static_shape".
 std::optional<RunMode> parseRunMode(const std::string& name);
+const char* runModeName(RunMode mode);
 
 /// Runs `block` in `mode` on `inputs` with the kernels and the precision given, every op's inputs
 /// and outputs recorded into `run`. Returns the graph of the block (traced for these inputs when

@@ -35,6 +35,7 @@ void DebugObserver::beginRun(uint64_t runId, const Graph& graph, const Executor&
     m_anchorNode.reset();
     m_runTo.reset();
     m_open.reset();
+    m_inputsOf.reset();
     m_bpVersion = 0; // forces a compile at the first event
     // Every node of a debugged run is watched, so pause() and breakpoints added while it runs act
     // at the next op; onOp decides cheaply (docs/BENCHMARKS.md: a few percent on lenet).
@@ -191,11 +192,33 @@ void DebugObserver::record(const OpEvent& e, int64_t timeNs)
             r.outputHistograms.push_back(computeHistogram(e.outputs[k], s, m_options.recordHistogramBins));
         }
     }
+    if (m_inputsOf == e.nodeId) {
+        r.inputNames = std::move(m_inputs.inputNames);
+        r.inputShapes = std::move(m_inputs.inputShapes);
+        r.inputStats = std::move(m_inputs.inputStats);
+    }
+    m_inputsOf.reset();
     std::lock_guard lock(m_recordMutex);
     if (m_options.record == RecordLevel::Tensors)
         for (size_t k = 0; k < e.outputs.size(); ++k)
             m_record.keepTensor(r.outputNames[k], e.outputs[k]);
     m_record.ops.push_back(std::move(r));
+}
+
+void DebugObserver::recordInputs(const OpEvent& e)
+{
+    const bool stats = m_options.record == RecordLevel::Stats || m_options.record == RecordLevel::Tensors;
+    m_inputs = {};
+    m_inputsOf = e.nodeId;
+    for (size_t k = 0; k < e.inputs.size(); ++k) {
+        m_inputs.inputNames.push_back(e.graph.inputName(e.nodeId, k));
+        m_inputs.inputShapes.push_back(e.inputs[k].shape());
+        if (stats) m_inputs.inputStats.push_back(statsOf(e, true, k));
+    }
+    if (m_options.record != RecordLevel::Tensors) return;
+    std::lock_guard lock(m_recordMutex);
+    for (size_t k = 0; k < e.inputs.size(); ++k)
+        m_record.keepTensor(m_inputs.inputNames[k], e.inputs[k]);
 }
 
 std::shared_ptr<const PauseEvent> DebugObserver::makeEvent(
@@ -333,7 +356,8 @@ ObserverAction DebugObserver::onOp(const OpEvent& e)
         m_openInputShapes.clear();
         for (const TensorView& v : e.inputs)
             m_openInputShapes.push_back(v.shape());
-        m_beforeTime = std::chrono::steady_clock::now();
+        if (m_options.record != RecordLevel::None && m_options.recordInputs) recordInputs(e);
+        m_beforeTime = std::chrono::steady_clock::now(); // the op's time starts here
     }
     return ObserverAction::Continue;
 }

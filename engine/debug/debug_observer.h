@@ -58,6 +58,8 @@ private:
     bool stepHits(const OpEvent& e) const;
     const TensorStats& statsOf(const OpEvent& e, bool input, size_t k);
     void record(const OpEvent& e, int64_t timeNs);
+    /// SessionOptions::recordInputs: the inputs before the op runs, for its record at its end.
+    void recordInputs(const OpEvent& e);
     std::shared_ptr<const PauseEvent> makeEvent(const OpEvent& e, PauseReason reason, std::vector<int> ids, int focus);
 
     Gate& m_gate;
@@ -92,6 +94,8 @@ private:
     std::optional<uint32_t> m_open; // node between its before and after events
     const Graph* m_graph = nullptr;
     std::vector<Shape> m_openInputShapes;
+    OpRecord m_inputs; // the open node's inputs (recordInputs), for its record
+    std::optional<uint32_t> m_inputsOf;
 
     // Statistics of the current event's tensors, computed at most once each.
     std::vector<TensorStats> m_inStats, m_outStats;

@@ -5,6 +5,7 @@
 // whichever the engine is; the local session is simply the in-process case.
 
 #include "debug/breakpoint.h"
+#include "debug/compare_request.h"
 #include "debug/model_description.h"
 #include "debug/pause_event.h"
 #include "debug/run_record.h"
@@ -140,6 +141,18 @@ public:
     /// The current run's record so far, or the last run's. A remote one keeps no values (its
     /// keptNames() is empty): fetch() finds a kept tensor by name wherever the engine runs.
     virtual RunRecord record() = 0;
+
+    /// A comparison (debug/compare_request.h) computed where the engine runs, on threads of its own
+    /// (a run going on shares no ops with it). Its run B becomes the reference of `diff>T` conditions;
+    /// the engine keeps both runs for fetchCompared() until endComparison() or a later comparison.
+    /// Throws UsageError when the engine cannot compare (no model it can load again), and what
+    /// loading or running throws (a server's message).
+    virtual std::shared_ptr<const CompareOutcome> compare(const CompareRequest& request) = 0;
+    /// Forgets the comparison's runs and the reference.
+    virtual void endComparison() = 0;
+    /// A tensor of the last comparison's run A or B; nothing when that run lacks it (or there is no
+    /// comparison).
+    virtual std::optional<Tensor> fetchCompared(CompareSide side, const std::string& tensorName, const Progress& progress = {}) = 0;
 
     virtual ControlInfo control() = 0;
     /// Control of an engine several clients share: take it (when nobody holds it or its holder has

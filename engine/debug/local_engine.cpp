@@ -7,6 +7,7 @@ namespace opscope::debug {
 LocalEngine::LocalEngine(Session& session, ModelDescription description)
     : m_session(session)
     , m_description(std::move(description))
+    , m_comparison(session)
 {
 }
 
@@ -99,6 +100,35 @@ std::optional<Tensor> LocalEngine::fetchOutput(int index, const Progress& progre
     if (index < 0 || static_cast<size_t>(index) >= m_outputs.size()) return std::nullopt;
     const Tensor t = m_outputs[static_cast<size_t>(index)];
     if (progress) progress(t.bytes(), t.bytes());
+    return t;
+}
+
+void LocalEngine::setComparer(Comparer comparer)
+{
+    std::lock_guard lock(m_mutex);
+    m_comparer = std::move(comparer);
+}
+
+std::shared_ptr<const CompareOutcome> LocalEngine::compare(const CompareRequest& request)
+{
+    Comparer comparer;
+    {
+        std::lock_guard lock(m_mutex);
+        comparer = m_comparer;
+    }
+    if (!comparer) throw UsageError("this engine's model cannot be loaded again to compare (no comparer was given)");
+    const uint64_t ticket = m_comparison.begin();
+    std::shared_ptr<const CompareOutcome> outcome = comparer(request);
+    m_comparison.finish(ticket, outcome);
+    return outcome;
+}
+
+void LocalEngine::endComparison() { m_comparison.end(); }
+
+std::optional<Tensor> LocalEngine::fetchCompared(CompareSide side, const std::string& tensorName, const Progress& progress)
+{
+    std::optional<Tensor> t = m_comparison.tensor(side, tensorName);
+    if (t && progress) progress(t->bytes(), t->bytes());
     return t;
 }
 

@@ -2,6 +2,7 @@
 
 // The in-process case of Engine: a Session of this process.
 
+#include "debug/comparison_slot.h"
 #include "debug/engine.h"
 
 #include <mutex>
@@ -24,6 +25,8 @@ public:
     /// listener that looks only at the event (its tensors have their values here) turns this off and
     /// spares the worker a pass over every paused tensor; currentPause() always has them.
     void setPauseStatistics(bool on);
+    /// What compare() runs (null: comparing is refused); the front end that loaded the model gives it.
+    void setComparer(Comparer comparer);
 
     std::string where() const override { return "this process"; }
     bool isRemote() const override { return false; }
@@ -61,6 +64,9 @@ public:
     std::optional<Tensor> fetch(const std::string& tensorName, const Progress& progress) override;
     std::optional<Tensor> fetchOutput(int index, const Progress& progress) override;
     RunRecord record() override { return m_session.record(); }
+    std::shared_ptr<const CompareOutcome> compare(const CompareRequest& request) override;
+    void endComparison() override;
+    std::optional<Tensor> fetchCompared(CompareSide side, const std::string& tensorName, const Progress& progress) override;
     ControlInfo control() override;
 
 private:
@@ -76,6 +82,8 @@ private:
     bool m_pauseStatistics = true;
     ModelDescription m_description;
     std::vector<Tensor> m_outputs; // of the last finished run
+    Comparer m_comparer;
+    ComparisonSlot m_comparison;
 };
 
 } // namespace opscope::debug

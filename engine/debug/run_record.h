@@ -29,6 +29,11 @@ struct OpRecord {
     std::vector<Shape> outputShapes;
     std::vector<TensorStats> outputStats; ///< empty unless statistics are recorded
     std::vector<Histogram> outputHistograms; ///< idem
+    /// SessionOptions::recordInputs: the op's inputs before it ran, by op-hook name
+    /// (`<node>_<input slot>`), with statistics when they are recorded.
+    std::vector<std::string> inputNames;
+    std::vector<Shape> inputShapes;
+    std::vector<TensorStats> inputStats;
 };
 
 /// A run's history: every executed op in order, and optionally copies of output tensors kept

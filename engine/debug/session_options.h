@@ -19,6 +19,9 @@ enum class RecordLevel : uint8_t {
 /// Settings of a session, copied at the start of each run.
 struct SessionOptions {
     RecordLevel record = RecordLevel::None;
+    /// With a record level: each op's inputs too, as they are before it runs (MXNet's
+    /// monitor_all): names, shapes, statistics at Stats, copies at Tensors.
+    bool recordInputs = false;
     size_t tensorBudgetBytes = size_t(512) << 20;
     int recordHistogramBins = 64;
     /// The histogram of a pause event's focus tensor.

@@ -513,6 +513,39 @@ debug::RunRecord Client::record()
     return fromProto(r);
 }
 
+debug::CompareOutcome Client::compare(const debug::CompareRequest& request)
+{
+    if (!request.inputsA.empty())
+        throw RemoteError(grpc::StatusCode::INVALID_ARGUMENT, "a server compares on its own inputs (run A's cannot be sent)");
+    pb::CompareRequest req;
+    toProto(request, &req);
+    pb::CompareReply reply;
+    // Both runs are recorded there: as long as two runs of the model take.
+    m_impl->call("Compare", [&](grpc::ClientContext* c) { return m_impl->stub->Compare(c, req, &reply); }, true,
+        std::chrono::seconds(1800));
+    try {
+        return fromProto(reply);
+    } catch (const std::exception& e) {
+        throw RemoteError(grpc::StatusCode::DATA_LOSS, std::string("the server's comparison: ") + e.what());
+    }
+}
+
+void Client::endComparison()
+{
+    pb::Empty r;
+    m_impl->call("EndComparison", [&](grpc::ClientContext* c) { return m_impl->stub->EndComparison(c, pb::Empty(), &r); });
+}
+
+Tensor Client::fetchCompared(debug::CompareSide side, const std::string& tensorName, const Progress& progress)
+{
+    pb::TensorRef ref;
+    if (side == debug::CompareSide::B)
+        ref.set_compared_b(tensorName);
+    else
+        ref.set_compared_a(tensorName);
+    return m_impl->fetch(ref, progress);
+}
+
 void Client::subscribe(RemoteListener* listener) { m_impl->subscribe(listener); }
 void Client::unsubscribe() { m_impl->unsubscribe(); }
 

@@ -118,6 +118,12 @@ public:
     Tensor fetchOutput(int index, const Progress& progress = {});
     debug::RunRecord record();
 
+    /// A comparison computed on the server (on its own inputs; files are the server's); the runs'
+    /// names come back, their tensors stay there: fetchCompared.
+    debug::CompareOutcome compare(const debug::CompareRequest& request);
+    void endComparison();
+    Tensor fetchCompared(debug::CompareSide side, const std::string& tensorName, const Progress& progress = {});
+
     /// Starts the event thread (one subscription at a time; a second call replaces the first). The
     /// listener must outlive the subscription: unsubscribe(), detach() or the client's destructor.
     /// Returns once the server has registered the stream (or after the connect timeout): a run

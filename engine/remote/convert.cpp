@@ -154,6 +154,7 @@ void toProto(const debug::SessionOptions& o, pb::Options* out)
     out->set_record_histogram_bins(o.recordHistogramBins);
     out->set_histogram_bins(o.histogramBins);
     out->set_histogram_log_magnitude(o.histogramScale == debug::HistogramScale::LogMagnitude);
+    out->set_record_inputs(o.recordInputs);
 }
 
 debug::SessionOptions fromProto(const pb::Options& o, debug::SessionOptions base)
@@ -167,6 +168,7 @@ debug::SessionOptions fromProto(const pb::Options& o, debug::SessionOptions base
     if (o.record_histogram_bins()) base.recordHistogramBins = o.record_histogram_bins();
     if (o.histogram_bins()) base.histogramBins = o.histogram_bins();
     base.histogramScale = o.histogram_log_magnitude() ? debug::HistogramScale::LogMagnitude : debug::HistogramScale::Linear;
+    base.recordInputs = o.record_inputs();
     return base;
 }
 
@@ -258,6 +260,12 @@ void toProto(const debug::RunRecord& r, pb::Record* out)
             toProto(s, o->add_output_stats());
         for (const debug::Histogram& h : op.outputHistograms)
             toProto(h, o->add_output_histograms());
+        for (const std::string& n : op.inputNames)
+            o->add_input_names(n);
+        for (const Shape& s : op.inputShapes)
+            toProto(s, o->add_input_shapes());
+        for (const debug::TensorStats& s : op.inputStats)
+            toProto(s, o->add_input_stats());
     }
     for (const std::string& n : r.keptNames())
         out->add_kept_tensors(n);
@@ -285,6 +293,11 @@ debug::RunRecord fromProto(const pb::Record& r)
             op.outputStats.push_back(fromProto(s));
         for (const pb::Histogram& h : o.output_histograms())
             op.outputHistograms.push_back(fromProto(h));
+        op.inputNames.assign(o.input_names().begin(), o.input_names().end());
+        for (const pb::Shape& s : o.input_shapes())
+            op.inputShapes.push_back(fromProto(s));
+        for (const pb::Stats& s : o.input_stats())
+            op.inputStats.push_back(fromProto(s));
         out.ops.push_back(std::move(op));
     }
     return out;

@@ -48,6 +48,13 @@ void toProto(const debug::ModelDescription& d, pb::ModelInfo* out);
 /// Throws (FileError, GraphError) when the graph does not parse.
 debug::ModelDescription fromProto(const pb::ModelInfo& m);
 
+void toProto(const debug::CompareRequest& r, pb::CompareRequest* out);
+/// Throws UsageError for a field out of range (an unknown mode, kernels or precision).
+debug::CompareRequest fromProto(const pb::CompareRequest& m);
+/// The comparison and the runs' names, shapes and types (not their values).
+void toProto(const debug::CompareOutcome& o, pb::CompareReply* out);
+/// The runs' names only (valuesHere false). Throws when the graph does not parse.
+debug::CompareOutcome fromProto(const pb::CompareReply& m);
 void toProto(const debug::TensorSlice& s, pb::Slice* out);
 debug::TensorSlice fromProto(const pb::Slice& s);
 

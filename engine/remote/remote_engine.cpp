@@ -114,6 +114,11 @@ std::optional<Tensor> RemoteEngine::fetch(const std::string& tensorName, const P
     return lookup<Tensor>([&] { return m_client->fetch(tensorName, progress); });
 }
 
+std::optional<Tensor> RemoteEngine::fetchCompared(debug::CompareSide side, const std::string& tensorName, const Progress& progress)
+{
+    return lookup<Tensor>([&] { return m_client->fetchCompared(side, tensorName, progress); });
+}
+
 std::optional<Tensor> RemoteEngine::fetchOutput(int index, const Progress& progress)
 {
     return lookup<Tensor>([&] { return m_client->fetchOutput(index, progress); });

@@ -66,6 +66,12 @@ public:
     std::optional<Tensor> fetch(const std::string& tensorName, const Progress& progress) override;
     std::optional<Tensor> fetchOutput(int index, const Progress& progress) override;
     debug::RunRecord record() override { return m_client->record(); }
+    std::shared_ptr<const debug::CompareOutcome> compare(const debug::CompareRequest& request) override
+    {
+        return std::make_shared<const debug::CompareOutcome>(m_client->compare(request));
+    }
+    void endComparison() override { m_client->endComparison(); }
+    std::optional<Tensor> fetchCompared(debug::CompareSide side, const std::string& tensorName, const Progress& progress) override;
     debug::ControlInfo control() override { return m_client->control(); }
     debug::ControlInfo takeControl() override { return m_client->takeControl(); }
     debug::ControlInfo releaseControl() override { return m_client->releaseControl(); }

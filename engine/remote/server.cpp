@@ -54,6 +54,7 @@ bool isLoopback(const std::string& hostPort)
 ServerImpl::ServerImpl(Session& session, ServeOptions options)
     : m_session(session)
     , m_options(std::move(options))
+    , m_comparison(session)
 {
     if (m_options.serverName.empty()) m_options.serverName = "opscope 0.1.0 on " + hostName();
     if (m_options.modelName.empty() && m_options.model) m_options.modelName = m_options.model->source;
@@ -357,6 +358,12 @@ std::optional<Tensor> ServerImpl::findTensor(const pb::TensorRef& ref, std::stri
         *what = "output " + std::to_string(ref.output());
         if (ref.output() < 0 || static_cast<size_t>(ref.output()) >= m_outputs.size()) return std::nullopt;
         return m_outputs[static_cast<size_t>(ref.output())];
+    }
+    if (ref.what_case() == pb::TensorRef::kComparedA || ref.what_case() == pb::TensorRef::kComparedB) {
+        const bool runB = ref.what_case() == pb::TensorRef::kComparedB;
+        const std::string& name = runB ? ref.compared_b() : ref.compared_a();
+        *what = "tensor '" + name + "' of the comparison's run " + (runB ? "B" : "A");
+        return m_comparison.tensor(runB ? CompareSide::B : CompareSide::A, name);
     }
     *what = "tensor '" + ref.name() + "'";
     return m_session.tensor(ref.name());

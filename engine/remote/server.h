@@ -1,5 +1,6 @@
 #pragma once
 
+#include "debug/compare_request.h"
 #include "debug/model_description.h"
 #include "debug/session.h"
 
@@ -31,6 +32,9 @@ struct ServeOptions {
     /// False: Start is refused, the program starts the runs itself (its training loop does; clients
     /// set breakpoints, and step through the runs it starts).
     bool clientsStart = true;
+    /// What Compare runs (debug/compare_request.h): run A is the served model loaded again, on the
+    /// server's inputs. Null: Compare is refused (a program serving a session it built itself).
+    Comparer comparer;
     /// Gets every session event too, after the clients (the session has one listener: the server's).
     SessionListener* forward = nullptr;
     /// Refused requests and client comings and goings (default: stderr).

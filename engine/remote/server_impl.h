@@ -4,6 +4,7 @@
 // fanned out to subscribers (server.cpp), the calls (service.cpp).
 
 #include "opscope_debug.grpc.pb.h"
+#include "debug/comparison_slot.h"
 #include "remote/convert.h"
 #include "remote/server.h"
 
@@ -58,6 +59,9 @@ public:
     grpc::Status GetSlice(grpc::ServerContext*, const pb::SliceRequest*, pb::Slice*) override;
     grpc::Status FetchTensor(grpc::ServerContext*, const pb::TensorRef*, grpc::ServerWriter<pb::TensorChunk>*) override;
     grpc::Status GetRecord(grpc::ServerContext*, const pb::Empty*, pb::Record*) override;
+    // service_compare.cpp
+    grpc::Status Compare(grpc::ServerContext*, const pb::CompareRequest*, pb::CompareReply*) override;
+    grpc::Status EndComparison(grpc::ServerContext*, const pb::Empty*, pb::Empty*) override;
 
 private:
     struct Client {
@@ -90,7 +94,8 @@ private:
     /// Frees control from a holder that is gone or has been silent without an event stream for
     /// 30 s (m_mutex held); what to log, or empty.
     std::string freeStaleHolder();
-    /// A tensor by name (the session: paused node or record) or an output of the last run.
+    /// A tensor by name (the session: paused node or record), an output of the last run, or a
+    /// tensor of the comparison.
     std::optional<Tensor> findTensor(const pb::TensorRef& ref, std::string* what) const;
     void log(const std::string& message) const;
 
@@ -112,6 +117,8 @@ private:
     std::condition_variable m_shutdownCv;
     uint64_t m_outputsRun = 0;
     std::vector<Tensor> m_outputs; // of the last finished run
+
+    ComparisonSlot m_comparison;
 };
 
 } // namespace opscope::debug

@@ -35,8 +35,10 @@ namespace {
                           : std::string("no run is active (none has started)") };
     }
 
-    Status notFound(const std::string& what)
+    Status notFound(const std::string& what, const pb::TensorRef& ref)
     {
+        if (ref.what_case() == pb::TensorRef::kComparedA || ref.what_case() == pb::TensorRef::kComparedB)
+            return { StatusCode::NOT_FOUND, what + " is not there (that run lacks it, or there is no comparison)" };
         return { StatusCode::NOT_FOUND, what + " is neither in the paused node, nor kept in the run record, nor an output of the last run" };
     }
 }
@@ -397,7 +399,7 @@ Status ServerImpl::GetSummary(grpc::ServerContext* ctx, const pb::SummaryRequest
     return guarded([&] {
         std::string what;
         std::optional<Tensor> t = findTensor(req->tensor(), &what);
-        if (!t) return notFound(what);
+        if (!t) return notFound(what, req->tensor());
         if (!std::isfinite(req->lo()) || !std::isfinite(req->hi()))
             return Status { StatusCode::INVALID_ARGUMENT, "a histogram's range must be finite" };
         if (req->bins() < 0 || req->bins() > 65536)
@@ -420,7 +422,7 @@ Status ServerImpl::GetSlice(grpc::ServerContext* ctx, const pb::SliceRequest* re
     return guarded([&] {
         std::string what;
         std::optional<Tensor> t = findTensor(req->tensor(), &what);
-        if (!t) return notFound(what);
+        if (!t) return notFound(what, req->tensor());
         SliceRequest r;
         r.index.assign(req->index().begin(), req->index().end());
         r.rowBegin = req->row_begin();
@@ -462,11 +464,14 @@ Status ServerImpl::FetchTensor(grpc::ServerContext* ctx, const pb::TensorRef* re
     return guarded([&] {
         std::string what;
         std::optional<Tensor> t = findTensor(*req, &what);
-        if (!t) return notFound(what);
+        if (!t) return notFound(what, *req);
         const size_t total = t->bytes();
         pb::TensorChunk head;
         pb::TensorInfo* info = head.mutable_header();
-        info->set_name(req->what_case() == pb::TensorRef::kOutput ? "output" + std::to_string(req->output()) : req->name());
+        info->set_name(req->what_case() == pb::TensorRef::kOutput ? "output" + std::to_string(req->output())
+                : req->what_case() == pb::TensorRef::kComparedA     ? req->compared_a()
+                : req->what_case() == pb::TensorRef::kComparedB     ? req->compared_b()
+                                                                    : req->name());
         remote::toProto(t->shape(), info->mutable_shape());
         info->set_dtype(remote::toProto(t->dtype()));
         head.set_total_bytes(total);

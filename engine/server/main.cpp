@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "cli/model_info.h"
 #include "cli/remote_commands.h"
+#include "compare/compare_job.h"
 #include "core/error.h"
 #include "remote/server.h"
 #include "server/served_training.h"
@@ -93,6 +94,8 @@ int main(int argc, char** argv)
             session.load(m.block, load::blockInputNames(m));
             session.setInputs(inputs);
             options.model = describeModel(m, inputs);
+            // A comparison's run A: the model loaded again as it was here, on the same inputs.
+            options.comparer = debug::comparerFor(r.model, r.params, r.seed, inputs);
         }
         options.listen = listen;
         options.tlsCertFile = tlsCert;

@@ -94,17 +94,19 @@ public:
     };
     QAction* action(Action a) const;
 
-    /// Compares run A (the loaded model on the Model panel's inputs) with run B on worker threads;
-    /// the graph is coloured and the Compare dock filled when it is done. False (and a message)
-    /// when the inputs cannot be made.
+    /// Compares run A (the loaded model on the Model panel's inputs; an attached server's model on
+    /// its own inputs, there) with run B off the GUI thread; the graph is coloured and the Compare
+    /// dock filled when it is done. False (and a message) when the inputs cannot be made, or another
+    /// client holds control of the server.
     bool startCompare(const CompareSpec& spec);
     /// The comparison shown (null when none).
     CompareResultPtr comparison() const { return m_compare; }
     CompareRunner* compareRunner() const { return m_compareRunner; }
     CompareBar* compareBar() const { return m_compareBar; }
     CompareView* compareView() const { return m_compareView; }
-    /// Ends the comparison: the graph's colours, the bar and the dock's content go.
-    void clearCompare();
+    /// Ends the comparison: the graph's colours, the bar and the dock's content go, and the
+    /// engine forgets it (its reference run for `diff>T`); with `inEngine` false only the window's.
+    void clearCompare(bool inEngine = true);
 
     /// How element `index` of the paused node's output `tensor` is computed (a convolution's or a
     /// fully connected layer's, paused after it), in the "How This Value Is Computed" window; false
@@ -229,6 +231,9 @@ private:
     void onCompareFinished(CompareResultPtr result);
     void recolourCompare();
     void showCompareFor(const QString& node);
+    /// The tensors of A and B of a server's comparison, fetched, then shown (unless the comparison
+    /// or the node changed meanwhile).
+    void fetchCompareFor(const QString& node, const QString& title, const QStringList& names);
 
     // Scripting (--run, --screenshot, --quit).
     void scriptCheckpoint(bool paused);
@@ -275,6 +280,9 @@ private:
     CompareView* m_compareView = nullptr;
     QDockWidget* m_compareDock = nullptr;
     CompareResultPtr m_compare;
+    // The tensors of a server's comparison the Compare dock shows (A, B), and the node they are of.
+    std::shared_ptr<const std::pair<debug::RecordedRun, debug::RecordedRun>> m_compareFetched;
+    QString m_compareNode;
     CompareSpec m_compareSpec; // the last one asked for (the dialog starts from it)
     EngineBanner* m_banner = nullptr;
     QLabel* m_engineLabel = nullptr; // where the engine runs, who holds control

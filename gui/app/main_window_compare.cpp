@@ -17,18 +17,23 @@
 
 #include <QAction>
 #include <QDockWidget>
+#include <QElapsedTimer>
+#include <QFutureWatcher>
+#include <QLocale>
 #include <QFileInfo>
 #include <QLayout>
 #include <QMenu>
 #include <QStatusBar>
 
+#include <algorithm>
 #include <set>
+#include <utility>
 
 namespace opscope::gui {
 
 void MainWindow::buildCompare(QMenu* debugMenu)
 {
-    m_compareRunner = new CompareRunner(this);
+    m_compareRunner = new CompareRunner(m_controller, this);
     m_compareBar = new CompareBar(m_graph);
     m_compareBar->hide();
     // Under the graph's toolbar, above its find and notice bars.
@@ -69,7 +74,8 @@ void MainWindow::buildCompare(QMenu* debugMenu)
     connect(m_inspector, &TensorInspector::currentTensorChanged, this, [this](const QString& name) {
         if (m_compare && !name.isEmpty()) m_compareView->showTensor(name);
     });
-    connect(m_controller, &SessionController::modelLoaded, this, [this] { clearCompare(); });
+    // Another model (or an attach, a detach): the engine that compared has ended it itself.
+    connect(m_controller, &SessionController::modelLoaded, this, [this] { clearCompare(false); });
 }
 
 void MainWindow::openCompareDialog()
@@ -79,6 +85,7 @@ void MainWindow::openCompareDialog()
     for (const Node& n : m_controller->model()->graph->nodes())
         if (!n.isVariable()) ops.insert(QString::fromStdString(n.opName()));
     CompareDialog dialog(m_compareSpec, QStringList(ops.begin(), ops.end()), this);
+    if (m_controller->model()->isRemote()) dialog.setServer(m_controller->model()->server);
     if (dialog.exec() != QDialog::Accepted) return;
     startCompare(dialog.spec());
 }
@@ -86,23 +93,37 @@ void MainWindow::openCompareDialog()
 bool MainWindow::startCompare(const CompareSpec& spec)
 {
     const ModelInfoPtr model = m_controller->model();
-    if (!model || localOnly(tr("Comparing"))) return false;
-    for (const QString& path : { spec.modelB, spec.paramsB, spec.savedB, spec.mapFile })
-        if (!path.isEmpty() && !path.startsWith(QStringLiteral("sample:")) && !QFileInfo::exists(path)) {
-            showMessage(tr("Compare"), tr("%1: no such file or folder").arg(path));
-            if (!m_options.compare.isEmpty()) m_exitStatus = kExitLoadFailed;
+    if (!model) return false;
+    std::vector<Tensor> inputs;
+    if (model->isRemote()) {
+        // The server compares its model on its own inputs; B's files are the server's.
+        if (!m_controller->hasControl()) {
+            showMessage(tr("Compare"),
+                m_controller->isEngineLost() ? tr("The engine on %1 is gone: reconnect to compare.").arg(model->server)
+                                             : tr("Comparing runs on %1, and %2 holds control: take control to compare.")
+                                                   .arg(model->server, QString::fromStdString(m_controller->control().holderName)));
             return false;
         }
-    const InputPanel::Built built = m_inputs->buildInputs();
-    if (!built.ok()) {
-        showMessage(tr("Inputs"), built.error);
-        return false;
+    } else {
+        for (const QString& path : { spec.modelB, spec.paramsB, spec.savedB, spec.mapFile })
+            if (!path.isEmpty() && !path.startsWith(QStringLiteral("sample:")) && !QFileInfo::exists(path)) {
+                showMessage(tr("Compare"), tr("%1: no such file or folder").arg(path));
+                if (!m_options.compare.isEmpty()) m_exitStatus = kExitLoadFailed;
+                return false;
+            }
+        const InputPanel::Built built = m_inputs->buildInputs();
+        if (!built.ok()) {
+            showMessage(tr("Inputs"), built.error);
+            return false;
+        }
+        inputs = built.tensors;
     }
     m_compareSpec = spec;
     m_compareBar->setBusy(spec.describeB());
     m_compareBar->show();
-    statusBar()->showMessage(tr("Comparing with B: %1…").arg(spec.describeB()));
-    m_compareRunner->start(model->spec, model->paramsFile, built.tensors, spec);
+    statusBar()->showMessage(model->isRemote() ? tr("Comparing with B on %1: %2…").arg(model->server, spec.describeB())
+                                               : tr("Comparing with B: %1…").arg(spec.describeB()));
+    m_compareRunner->start(model->spec, std::move(inputs), spec);
     return true;
 }
 
@@ -111,6 +132,7 @@ void MainWindow::onCompareFinished(CompareResultPtr result)
     const ModelInfoPtr model = m_controller->model();
     if (!model || result->modelA != model->spec) return; // another model since
     m_compareView->clear({}); // it reads the comparison it shows: let go of the old one first
+    m_compareFetched.reset();
     m_compare = result;
     const debug::Comparison& c = result->comparison;
     int diverging = 0;
@@ -124,8 +146,8 @@ void MainWindow::onCompareFinished(CompareResultPtr result)
         static_cast<int>(c.onlyA.size() + c.onlyB.size()), first, top1);
     m_compareBar->show();
     recolourCompare();
-    // A `diff>T` breakpoint pauses the next debug run where A's tensor leaves B's by more than T.
-    m_controller->setReference(std::shared_ptr<const debug::RecordedRun>(result, &result->b));
+    // The engine made run B the reference of `diff>T` breakpoints: the next debug run pauses where
+    // A's tensor leaves B's by more than T.
     // The run record's divergence columns: each node's first output.
     std::map<std::string, RunRecordModel::NodeDiff> byNode;
     const Graph& g = *result->graph;
@@ -200,22 +222,75 @@ void MainWindow::showCompareFor(const QString& node)
     }
     QStringList present;
     for (const QString& name : names)
-        if (m_compare->a.tensors.count(name.toStdString())) present << name;
+        if (m_compare->inA(name.toStdString())) present << name;
+    m_compareNode = node;
     if (present.isEmpty()) {
         m_compareView->clear(tr("Nothing of %1 was recorded in run A.").arg(node));
         return;
     }
-    m_compareView->setTensors(QStringLiteral("%1 (%2)").arg(node, QString::fromStdString(n.isVariable() ? "variable" : n.opName())),
-        present, &m_compare->a, &m_compare->b, &m_compare->comparison);
+    const QString title = QStringLiteral("%1 (%2)").arg(node, QString::fromStdString(n.isVariable() ? "variable" : n.opName()));
+    if (!m_compare->valuesHere) {
+        fetchCompareFor(node, title, present);
+        return;
+    }
+    m_compareView->setTensors(title, present, &m_compare->a, &m_compare->b, &m_compare->comparison);
 }
 
-void MainWindow::clearCompare()
+void MainWindow::fetchCompareFor(const QString& node, const QString& title, const QStringList& names)
+{
+    std::vector<std::pair<debug::CompareSide, std::string>> wanted;
+    for (const QString& name : names) {
+        const std::string n = name.toStdString();
+        wanted.emplace_back(debug::CompareSide::A, n);
+        if (std::find(m_compare->b.order.begin(), m_compare->b.order.end(), n) != m_compare->b.order.end())
+            wanted.emplace_back(debug::CompareSide::B, n);
+    }
+    const QString where = m_controller->engineLocation();
+    m_compareView->clear(tr("Fetching %1's tensors of A and B from %2…").arg(node, where));
+    QElapsedTimer clock;
+    clock.start();
+    auto* watcher = new QFutureWatcher<SessionController::Fetched>(this);
+    connect(watcher, &QFutureWatcher<SessionController::Fetched>::finished, this,
+        [this, watcher, wanted, node, title, names, where, clock, compared = m_compare] {
+            watcher->deleteLater();
+            if (m_compare != compared || m_compareNode != node) return; // another comparison or node since
+            const SessionController::Fetched f = watcher->result();
+            auto fetched = std::make_shared<std::pair<debug::RecordedRun, debug::RecordedRun>>();
+            size_t bytes = 0;
+            for (size_t i = 0; i < wanted.size() && i < f.tensors.size(); ++i) {
+                if (!f.tensors[i]) continue;
+                bytes += f.tensors[i]->bytes();
+                debug::RecordedRun& run = wanted[i].first == debug::CompareSide::A ? fetched->first : fetched->second;
+                run.order.push_back(wanted[i].second);
+                run.tensors.emplace(wanted[i].second, *f.tensors[i]);
+            }
+            if (!f.error.isEmpty() && fetched->first.tensors.empty()) {
+                m_compareView->clear(tr("The tensors of %1 could not be fetched from %2: %3").arg(node, where, f.error));
+                return;
+            }
+            statusBar()->showMessage(tr("Fetched %1 of A and B from %2 in %3 ms")
+                                         .arg(QLocale().formattedDataSize(static_cast<qint64>(bytes)), where)
+                                         .arg(clock.elapsed()),
+                8000);
+            // The view reads the pair it shows: the old one goes only once the new one is shown.
+            const auto shown = std::exchange(m_compareFetched, fetched);
+            m_compareView->setTensors(title, names, &m_compareFetched->first, &m_compareFetched->second, &m_compare->comparison);
+        });
+    watcher->setFuture(m_controller->fetchCompared(std::move(wanted)));
+}
+
+void MainWindow::clearCompare(bool inEngine)
 {
     m_compareView->clear(tr("No comparison. Debug ▸ Compare… runs the model again as B and compares every tensor."));
+    if (inEngine) {
+        m_compareRunner->cancel(); // one still going is not shown, nor kept by the engine
+        m_controller->endComparison();
+    }
     m_compare.reset();
+    m_compareFetched.reset();
+    m_compareNode.clear();
     m_graph->model()->clearDivergence();
     m_record->setDivergence({});
-    m_controller->setReference(nullptr);
     m_compareBar->hide();
 }
 

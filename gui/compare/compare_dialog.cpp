@@ -50,11 +50,11 @@ CompareDialog::CompareDialog(const CompareSpec& spec, const QStringList& operato
 {
     setWindowTitle(tr("Compare Two Runs"));
     auto* layout = new QVBoxLayout(this);
-    auto* intro = new QLabel(tr("Run A is the loaded model on the Model panel's inputs. Choose run B; both are "
-                                "recorded and every tensor is compared, node by node."),
+    m_intro = new QLabel(tr("Run A is the loaded model on the Model panel's inputs. Choose run B; both are "
+                            "recorded and every tensor is compared, node by node."),
         this);
-    intro->setWordWrap(true);
-    layout->addWidget(intro);
+    m_intro->setWordWrap(true);
+    layout->addWidget(m_intro);
 
     m_source = new QButtonGroup(this);
     const QString sources[3] = { tr("The same model, computed otherwise (kernels, precision, a checkpoint)"),
@@ -168,10 +168,23 @@ CompareSpec CompareDialog::spec() const
     return s;
 }
 
+void CompareDialog::setServer(const QString& server)
+{
+    m_server = server;
+    m_intro->setText(tr("Run A is the model on %1, on its own inputs; both runs are recorded there and every "
+                        "tensor is compared, node by node. Files are paths on that machine.")
+                         .arg(server));
+    for (QToolButton* browse : findChildren<QToolButton*>())
+        browse->setVisible(server.isEmpty());
+    m_problem->setText(problem());
+}
+
 QString CompareDialog::problem() const
 {
     const CompareSpec s = spec();
-    auto missing = [](const QString& path) { return !path.isEmpty() && !path.startsWith(QStringLiteral("sample:")) && !QFileInfo::exists(path); };
+    auto missing = [this](const QString& path) {
+        return m_server.isEmpty() && !path.isEmpty() && !path.startsWith(QStringLiteral("sample:")) && !QFileInfo::exists(path);
+    };
     if (s.source == CompareSpec::Source::OtherModel && s.modelB.isEmpty()) return tr("Choose model B's file.");
     if (s.source == CompareSpec::Source::Saved && s.savedB.isEmpty()) return tr("Choose the saved run.");
     if (s.modeB == debug::RunMode::Eager && !s.precisionB.empty())

@@ -21,6 +21,10 @@ public:
     /// `operators`: the operator types of the loaded graph (offered as precision targets).
     CompareDialog(const CompareSpec& spec, const QStringList& operators, QWidget* parent = nullptr);
 
+    /// Comparing on a server (HOST:PORT): run A is its model on its inputs, and every file named
+    /// is a path there (not looked for here, nor browsed for).
+    void setServer(const QString& server);
+
     CompareSpec spec() const;
     /// Why the spec cannot be run ("" when it can): a missing file, nothing chosen.
     QString problem() const;
@@ -41,6 +45,8 @@ private:
     QDoubleSpinBox* m_rtol = nullptr;
     QDoubleSpinBox* m_atol = nullptr;
     QLabel* m_problem = nullptr;
+    QLabel* m_intro = nullptr;
+    QString m_server;
 };
 
 /// Parses the `--compare` option: comma-separated KEY=VALUE with keys model, params, saved, map,

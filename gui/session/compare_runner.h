@@ -1,23 +1,21 @@
 #pragma once
 
-// The window's comparisons (engine/debug/compare.h): run A (the loaded model on the window's inputs)
-// and run B (the same model computing otherwise, another model or checkpoint, or a saved run),
-// recorded on worker threads of their own, away from the debug session's worker, and compared.
+// The window's comparisons (engine/debug/compare_request.h): run A (the model on the window's
+// inputs, or a server's on its own) and run B (the same model computing otherwise, another model or
+// checkpoint, or a saved run), computed by the engine (Engine::compare) off the GUI thread.
 
-#include "debug/compare.h"
-#include "debug/compare_sources.h"
-#include "exec/precision_rules.h"
+#include "debug/compare_request.h"
 
 #include <memory>
 #include <vector>
 
-#include <QFuture>
-#include <QList>
 #include <QObject>
 #include <QString>
 #include <QStringList>
 
 namespace opscope::gui {
+
+class SessionController;
 
 /// What run B is and how the runs are compared.
 struct CompareSpec {
@@ -36,8 +34,12 @@ struct CompareSpec {
     debug::CompareTolerance tol;
     /// One line for the window: "float16 on all nodes", "reference kernels", "mnist-0002.params".
     QString describeB() const;
+    /// What the engine is asked (run A's inputs: `inputsA`, empty for the engine's own).
+    debug::CompareRequest request(std::vector<Tensor> inputsA = {}) const;
 };
 
+/// A comparison as the window keeps it. Where the engine runs elsewhere, `a` and `b` hold only
+/// their tensors' names (`valuesHere` false); SessionController::fetchCompared brings the values.
 struct CompareResult {
     CompareSpec spec;
     QString modelA;
@@ -45,28 +47,27 @@ struct CompareResult {
     debug::RecordedRun a, b;
     debug::Comparison comparison;
     qint64 elapsedMs = 0;
+    bool valuesHere = true;
+    /// Whether run A (or B) recorded the tensor.
+    bool inA(const std::string& name) const;
 };
 using CompareResultPtr = std::shared_ptr<const CompareResult>;
 
-/// Records run A and run B at the same time on threads of their own (no ops are shared), compares
-/// them off the GUI thread and reports on the GUI thread. A newer start supersedes one still going
-/// (its result is dropped). The destructor waits for the jobs still going, without delivering them.
+/// Asks the engine of `controller` for comparisons (SessionController::compare) and reports on the
+/// GUI thread. A newer start supersedes one still going (its result is dropped).
 class CompareRunner : public QObject {
     Q_OBJECT
 public:
-    explicit CompareRunner(QObject* parent = nullptr);
-    ~CompareRunner() override;
+    explicit CompareRunner(SessionController* controller, QObject* parent = nullptr);
 
-    /// Starts a comparison of `modelA` (with `paramsA`, empty for its own) on `inputs` against B.
-    void start(const QString& modelA, const QString& paramsA, std::vector<Tensor> inputs, const CompareSpec& spec);
+    /// Starts a comparison of the engine's model `modelA` (on `inputs`; empty: the engine's own)
+    /// against B.
+    void start(const QString& modelA, std::vector<Tensor> inputs, const CompareSpec& spec);
+    /// Drops the result of the one going on (the engine forgets it: Engine::endComparison).
+    void cancel() { ++m_generation; }
     bool isRunning() const { return m_running > 0; }
     /// Waits for the running jobs (tests). False on time-out.
     bool waitForIdle(int timeoutMs = 60000);
-
-    /// The whole job, synchronously (what start() runs on a worker). Throws what loading or running
-    /// throws.
-    static CompareResultPtr compute(
-        const QString& modelA, const QString& paramsA, const std::vector<Tensor>& inputs, const CompareSpec& spec);
 
 Q_SIGNALS:
     void started();
@@ -74,9 +75,9 @@ Q_SIGNALS:
     void failed(const QString& error);
 
 private:
+    SessionController* m_controller;
     quint64 m_generation = 0;
     int m_running = 0;
-    QList<QFuture<void>> m_jobs; // waited for by the destructor (their results are dropped then)
 };
 
 } // namespace opscope::gui

@@ -1,5 +1,6 @@
 #include "gui/session/session_controller.h"
 
+#include "compare/compare_job.h"
 #include "core/error.h"
 
 #include <functional>
@@ -138,6 +139,8 @@ SessionController::~SessionController()
     if (m_remote) m_remote->setListener(nullptr);
     m_remote.reset();
     m_session->stop();
+    for (QFuture<void>& f : m_localComparisons)
+        f.waitForFinished(); // they run m_engine's comparer
     m_engine.reset();
     m_session.reset();
 }
@@ -208,6 +211,9 @@ void SessionController::adoptModel(ModelInfoPtr model)
         Q_EMIT modelLoadFailed(model->spec, m_lastError);
         return;
     }
+    // A comparison's run A is the model loaded again from where it came from.
+    m_engine->endComparison();
+    m_engine->setComparer(debug::comparerFor(model->spec.toStdString(), model->paramsFile.toStdString()));
     m_model = std::move(model);
     m_pause.reset();
     m_pauseReport.reset(); // its tensors, with a local engine, share the run's storage
@@ -359,14 +365,6 @@ void SessionController::setRecordLevel(debug::RecordLevel level)
     }
 }
 
-void SessionController::setReference(std::shared_ptr<const debug::RecordedRun> reference)
-{
-    // The reference run is this process's (it does not travel to a server).
-    debug::SessionOptions o = m_engine->options();
-    o.reference = std::move(reference);
-    m_engine->setOptions(o);
-}
-
 bool SessionController::attach(const remote::ConnectOptions& options)
 {
     std::unique_ptr<remote::RemoteEngine> engine;
@@ -380,7 +378,11 @@ bool SessionController::attach(const remote::ConnectOptions& options)
     }
     if (m_remote) detach();
     if (isActive() || m_session->isRunning()) stopAndWait();
+    // A model still loading here is superseded: the attach came later.
+    ++m_loadGeneration;
+    m_loading = false;
     m_localModel = m_model;
+    m_engine->endComparison(); // the window's comparison ends with the model it was of
     m_remote = std::move(engine);
     m_engineLost = false;
     m_active = m_remote.get();

@@ -12,6 +12,7 @@
 #include <QElapsedTimer>
 #include <QFuture>
 #include <QFutureWatcher>
+#include <QList>
 #include <QObject>
 
 namespace opscope::gui {
@@ -89,6 +90,20 @@ public:
         const char* what() const noexcept override { return "the fetch was given up"; }
     };
     QFuture<Fetched> fetchTensors(std::vector<std::string> names, FetchProgress progress = {});
+    /// Tensors of the engine's comparison, each of run A or B, fetched as fetchTensors does.
+    QFuture<Fetched> fetchCompared(std::vector<std::pair<debug::CompareSide, std::string>> tensors);
+
+    /// A comparison computed by the engine (Engine::compare) off this thread: this process's on a
+    /// worker (the destructor waits for it), a server's there (the engine held until it answers).
+    /// Its run B becomes the reference of `diff>T` conditions from the next run.
+    struct Compared {
+        std::shared_ptr<const debug::CompareOutcome> outcome;
+        QString error;
+    };
+    QFuture<Compared> compare(debug::CompareRequest request);
+    /// Forgets the engine's comparison and its reference run (a server's only when this client
+    /// holds control; a failure is dropped: the comparison's end is the window's).
+    void endComparison();
     /// A tensor of the attached engine read in pieces where it is (statistics, histogram, windows
     /// of values) instead of fetched whole; null when not attached. The source holds the engine, so
     /// it outlives a detach (its reads then fail or answer for the server's current pause).
@@ -139,8 +154,6 @@ public:
     bool stopAndWait(int timeoutMs = 5000);
 
     void setRecordLevel(debug::RecordLevel level);
-    /// The run `diff>T` conditions compare with (a comparison's run B; null: none), from the next run.
-    void setReference(std::shared_ptr<const debug::RecordedRun> reference);
     debug::RecordLevel recordLevel() const { return m_recordLevel; }
 
 Q_SIGNALS:
@@ -178,6 +191,9 @@ private:
     void applyRecordLevel();
     /// `f()` (a command), false when it was refused (lastError() says why; a server may be gone).
     bool command(const std::function<bool()>& f);
+    using FetchOne = std::function<std::optional<Tensor>(debug::Engine&, size_t index, const debug::Engine::Progress&)>;
+    /// `count` tensors fetched by `fetch` off this thread (a server's engine) or here.
+    QFuture<Fetched> fetchWith(size_t count, FetchOne fetch, FetchProgress progress);
 
     std::unique_ptr<debug::Session> m_session;
     std::unique_ptr<debug::LocalEngine> m_engine; // over m_session: runs, commands, breakpoints, events
@@ -185,6 +201,7 @@ private:
     std::shared_ptr<remote::RemoteEngine> m_remote; // while attached (a fetch going on holds it too)
     std::unique_ptr<Listener> m_remoteListener;
     debug::Engine* m_active = nullptr; // m_engine, or m_remote while attached
+    QList<QFuture<void>> m_localComparisons; // of m_engine: waited for before it goes
     ModelInfoPtr m_localModel; // the model of this process's engine, while attached
     debug::ControlInfo m_control; // of the attached engine
     bool m_engineLost = false;

@@ -14,6 +14,23 @@ class TensorSource;
 /// One tensor of a paused node as the inspector lists it: its values here, or (`source` set,
 /// `values` undefined) held where the engine runs and read as the views need them.
 struct InspectedTensor {
+    InspectedTensor() = default;
+    InspectedTensor(QString name, QString role, opscope::Tensor values = {})
+        : name(std::move(name))
+        , role(std::move(role))
+        , values(std::move(values))
+    {
+    }
+    /// A tensor read where it is, through `source`.
+    InspectedTensor(QString name, QString role, std::shared_ptr<const TensorSource> source, opscope::Shape shape, opscope::DType dtype)
+        : name(std::move(name))
+        , role(std::move(role))
+        , source(std::move(source))
+        , shape(std::move(shape))
+        , dtype(dtype)
+    {
+    }
+
     QString name;
     QString role; ///< "input", "weight", "output", "aux" or "record"
     opscope::Tensor values;

@@ -122,8 +122,10 @@ TEST(CompareWindow, TheSameRunAgainAgreesEverywhereAndASavedRunIsFoundWhereItDif
     EXPECT_FALSE(same->comparison.diverges());
     EXPECT_FALSE(same->comparison.firstDivergentNode);
     EXPECT_FALSE(w->compareBar()->firstDivergentButton()->isVisible());
-    for (const GraphItem& item : w->graphPanel()->model()->items())
-        if (item.kind == GraphItemKind::Op) EXPECT_EQ(w->graphPanel()->model()->marks(item.key).divergence, 0.0f) << item.key.toStdString();
+    for (const GraphItem& item : w->graphPanel()->model()->items()) {
+        if (item.kind != GraphItemKind::Op) continue;
+        EXPECT_EQ(w->graphPanel()->model()->marks(item.key).divergence, 0.0f) << item.key.toStdString();
+    }
 
     // A saved run (.npz) with one activation changed: found there; what it lacks shows grey.
     const std::string conv = "hybridsequential0_residualunit1_conv0_fwd_output";

@@ -189,7 +189,7 @@ TEST(RemoteTensor, TheInspectorAsksForStatisticsAndOffersFetchWhole)
     inspector.resize(700, 800);
     inspector.show();
     QSignalSpy ready(&inspector, &TensorInspector::histogramReady);
-    InspectedTensor remote { QStringLiteral("t_output"), QStringLiteral("output"), {}, source, t.shape(), t.dtype() };
+    InspectedTensor remote { QStringLiteral("t_output"), QStringLiteral("output"), source, t.shape(), t.dtype() };
     inspector.setTensors(QStringLiteral("t"), { remote }, 0);
     ASSERT_TRUE(QTest::qWaitFor([&] { return inspector.hasResult(); }, kWaitMs));
     EXPECT_FALSE(inspector.currentTensor()->defined()) << "the values stay where they are";

@@ -62,7 +62,9 @@ TEST(TrainInsights, MlpsConfusionMatrixMistakesAndRidgePlot)
     QTest::mouseClick(in->confusionWidget(), Qt::LeftButton, {}, in->confusionCellCentre(0, 0));
     const QStringList captions = in->galleryCaptions();
     EXPECT_EQ(captions.size(), std::min<int64_t>(60, e.count(0, 0)));
-    if (!captions.isEmpty()) EXPECT_TRUE(captions.front().startsWith(QStringLiteral("0\ntrue 0\n"))) << captions.front().toStdString();
+    if (!captions.isEmpty()) {
+        EXPECT_TRUE(captions.front().startsWith(QStringLiteral("0\ntrue 0\n"))) << captions.front().toStdString();
+    }
 }
 
 TEST(TrainInsights, FashionMistakesAreNamedAndACellClickOpensThem)
@@ -95,7 +97,9 @@ TEST(TrainInsights, FashionMistakesAreNamedAndACellClickOpensThem)
     QTest::mouseClick(in->confusionWidget(), Qt::LeftButton, {}, in->confusionCellCentre(6, 0));
     const QStringList cell = in->galleryCaptions();
     EXPECT_EQ(cell.size(), std::min<int64_t>(60, shirts));
-    if (!cell.isEmpty()) EXPECT_TRUE(cell.front().startsWith(QStringLiteral("T-shirt/top\ntrue Shirt\n"))) << cell.front().toStdString();
+    if (!cell.isEmpty()) {
+        EXPECT_TRUE(cell.front().startsWith(QStringLiteral("T-shirt/top\ntrue Shirt\n"))) << cell.front().toStdString();
+    }
     if (const char* dir = std::getenv("OPSCOPE_SCREENSHOT_DIR")) {
         in->setCurrentTab(TrainInsights::Tab::Confusion);
         QCoreApplication::processEvents();

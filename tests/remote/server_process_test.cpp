@@ -72,6 +72,32 @@ TEST(ServerProcess, InfoAndRunOverConnectPrintWhatALocalRunPrints)
     EXPECT_NE(server.errors().find("stopped"), std::string::npos);
 }
 
+TEST(ServerProcess, MonitorAllOverConnectReportsEveryOpsInputsAsALocalRunDoes)
+{
+    Watchdog dog("--monitor-all over --connect", std::chrono::seconds(200));
+    ServerProcess server({ "sample:lenet" });
+    ASSERT_FALSE(server.address().empty()) << server.errors();
+    const fs::path dir = opscope::test::tempDir("remote_monitor_all");
+    const auto local = run("run sample:lenet --monitor-all --hooks - --dump " + (dir / "local").string());
+    const auto remote = run("run --connect " + server.address() + " --monitor-all --hooks - --dump " + (dir / "remote").string());
+    ASSERT_EQ(local.status, 0);
+    EXPECT_EQ(remote.status, 0) << opscope::test::lastStderr();
+    EXPECT_EQ(remote.out, local.out);
+    EXPECT_NE(local.out.find("\"phase\":\"input\""), std::string::npos) << "the inputs are reported";
+    EXPECT_NE(local.out.find("hybridsequential0_conv0_fwd_weight"), std::string::npos);
+    size_t files = 0;
+    for (const auto& f : fs::directory_iterator(dir / "local")) {
+        EXPECT_EQ(fileText(dir / "remote" / f.path().filename()), fileText(f.path())) << f.path().filename();
+        ++files;
+    }
+    EXPECT_GT(files, 20u);
+    // The server's options are as they were: the next plain run reports outputs only.
+    const auto plain = run("run --connect " + server.address() + " --hooks -");
+    EXPECT_EQ(plain.status, 0);
+    EXPECT_EQ(plain.out.find("\"phase\":\"input\""), std::string::npos);
+    EXPECT_EQ(server.terminate(), 0);
+}
+
 TEST(ServerProcess, ARefusedConnectionOrTokenExitsFiveWithTheReason)
 {
     Watchdog dog("refused connections", std::chrono::seconds(120));
