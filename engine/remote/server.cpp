@@ -192,6 +192,10 @@ grpc::Status ServerImpl::admit(grpc::ServerContext* ctx, uint64_t* client, bool 
     {
         std::lock_guard lock(m_mutex);
         auto c = m_clients.find(id);
+        if (c == m_clients.end() && id > 0 && id < m_nextClient)
+            return { grpc::StatusCode::UNAUTHENTICATED,
+                "client " + std::to_string(id) + " is no longer attached (it detached, or was forgotten after "
+                    + std::to_string(m_options.idleClientExpiry.count()) + " s without a call or an event stream): attach again" };
         if (c == m_clients.end())
             return { grpc::StatusCode::UNAUTHENTICATED,
                 "unknown client " + std::to_string(id) + ": call Hello first (and send its client id as "
@@ -228,6 +232,23 @@ std::string ServerImpl::freeStaleHolder()
     m_clients.erase(h);
     m_holder = 0;
     return note;
+}
+
+std::vector<std::string> ServerImpl::expireIdleClients()
+{
+    std::vector<std::string> notes;
+    const auto now = std::chrono::steady_clock::now();
+    for (auto c = m_clients.begin(); c != m_clients.end();) {
+        if (c->second.subscriptions > 0 || now - c->second.lastSeen <= m_options.idleClientExpiry) {
+            ++c;
+            continue;
+        }
+        notes.push_back("client " + std::to_string(c->first) + " (" + c->second.name + ") expired: no event stream and no call for "
+            + std::to_string(m_options.idleClientExpiry.count()) + " s");
+        if (m_holder == c->first) m_holder = 0;
+        c = m_clients.erase(c);
+    }
+    return notes;
 }
 
 void ServerImpl::controlState(uint64_t client, pb::ControlState* out) const

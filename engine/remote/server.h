@@ -4,6 +4,7 @@
 #include "debug/model_description.h"
 #include "debug/session.h"
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -25,6 +26,11 @@ struct ServeOptions {
     std::string tlsCertFile;
     std::string tlsKeyFile;
     OnDetach onDetach = OnDetach::Pause;
+    /// Clients attached at once; Hello beyond it is refused (RESOURCE_EXHAUSTED).
+    size_t maxClients = 64;
+    /// A client with no event stream that makes no call for this long is forgotten (a command line
+    /// that died without detaching); its next call is refused: it attaches again.
+    std::chrono::seconds idleClientExpiry { 600 };
     /// What GetModel answers; without it, the session's graph and shapes of its last run.
     std::optional<ModelDescription> model;
     std::string modelName; ///< Hello's `model` (default: model->source)

@@ -94,6 +94,9 @@ private:
     /// Frees control from a holder that is gone or has been silent without an event stream for
     /// 30 s (m_mutex held); what to log, or empty.
     std::string freeStaleHolder();
+    /// Forgets the clients without an event stream that have made no call for
+    /// ServeOptions::idleClientExpiry (m_mutex held); what to log.
+    std::vector<std::string> expireIdleClients();
     /// A tensor by name (the session: paused node or record), an output of the last run, or a
     /// tensor of the comparison.
     std::optional<Tensor> findTensor(const pb::TensorRef& ref, std::string* what) const;

@@ -56,8 +56,19 @@ Status ServerImpl::Hello(grpc::ServerContext* ctx, const pb::HelloRequest* req, 
     }
     uint64_t id = 0;
     bool took = false;
+    std::vector<std::string> expired;
     {
         std::lock_guard lock(m_mutex);
+        expired = expireIdleClients();
+        if (m_clients.size() >= m_options.maxClients) {
+            for (const std::string& note : expired)
+                log(note);
+            log("refused " + ctx->peer() + ": " + std::to_string(m_clients.size()) + " clients attached");
+            return { StatusCode::RESOURCE_EXHAUSTED,
+                std::to_string(m_clients.size()) + " clients are attached to this server, the most it takes: detach one, "
+                    + "or wait until one without an event stream has been silent for "
+                    + std::to_string(m_options.idleClientExpiry.count()) + " s" };
+        }
         id = m_nextClient++;
         Client c;
         c.name = req->client_name().substr(0, 200);
@@ -75,6 +86,8 @@ Status ServerImpl::Hello(grpc::ServerContext* ctx, const pb::HelloRequest* req, 
         reply->set_model(m_options.modelName);
         controlState(id, reply->mutable_control());
     }
+    for (const std::string& note : expired)
+        log(note);
     log("client " + std::to_string(id) + " (" + req->client_name().substr(0, 200) + ") attached from " + ctx->peer()
         + (took ? ", in control" : ", watching"));
     broadcastControl(); // who is attached changed (and perhaps who holds control)

@@ -113,8 +113,8 @@ TEST(RemoteCompare, RunBIsTheServedSessionsReferenceUntilTheComparisonEnds)
 {
     Watchdog dog("remote compare reference");
     ComparingServer s;
+    EventRecorder events; // outlives the subscription
     Client client(s.served.connect());
-    EventRecorder events;
     client.subscribe(&events);
     debug::CompareRequest r;
     r.precisionB = { { "hybridsequential0_conv1_fwd", Precision::Float16 } };

@@ -181,6 +181,53 @@ TEST(RemoteFaults, UnsubscribingOrDetachingIsNotVanishing)
     EXPECT_EQ(served.server->clientCount(), 0u);
 }
 
+TEST(RemoteFaults, TheServerTakesAtMostItsClients)
+{
+    Watchdog dog("client cap and expiry");
+    debug::ServeOptions capped;
+    capped.maxClients = 2;
+    ServedSample s("mlp", capped);
+    Client a(s.connect("a"));
+    Client b(s.connect("b"));
+    try {
+        Client c(s.connect("c"));
+        ADD_FAILURE() << "a third client attached to a server that takes two";
+    } catch (const RemoteError& e) {
+        EXPECT_EQ(e.code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+        EXPECT_TRUE(e.refused());
+        EXPECT_NE(std::string(e.what()).find("2 clients are attached"), std::string::npos) << e.what();
+    }
+    b.detach();
+    Client c(s.connect("c")); // a place was freed
+}
+
+TEST(RemoteFaults, ASilentClientWithoutAnEventStreamIsForgotten)
+{
+    Watchdog dog("client expiry");
+    // A client without an event stream that says nothing is forgotten when another attaches; one
+    // with a stream stays.
+    debug::ServeOptions quick;
+    quick.idleClientExpiry = std::chrono::seconds(0);
+    ServedSample q("mlp", quick);
+    EventRecorder events; // outlives the subscription
+    Client silent(q.connect("silent"));
+    Client listening(q.connect("listening"));
+    listening.subscribe(&events);
+    Client late(q.connect("late"));
+    try {
+        silent.breakpoints();
+        ADD_FAILURE() << "an expired client was answered";
+    } catch (const RemoteError& e) {
+        EXPECT_EQ(e.code(), grpc::StatusCode::UNAUTHENTICATED);
+        EXPECT_NE(std::string(e.what()).find("attach again"), std::string::npos) << e.what();
+    }
+    EXPECT_NO_THROW(listening.breakpoints());
+    bool logged = false;
+    for (const std::string& line : q.logLines())
+        logged = logged || line.find("(silent) expired") != std::string::npos;
+    EXPECT_TRUE(logged);
+}
+
 TEST(RemoteFaults, AThousandRapidCommandsLeaveTheServerConsistent)
 {
     Watchdog dog("rapid commands", std::chrono::seconds(120));
