@@ -151,6 +151,12 @@ std::string localOnlyOption(const RunOptions& o)
     return {};
 }
 
+// The server's own inputs for this run (a window may have given it others), where clients start runs.
+void restoreOwnInputs(remote::Client& c)
+{
+    if (!c.programStartsRuns()) c.setInputs({});
+}
+
 // Breakpoints and watchpoints: stop at the first hit, print it, dump its tensors.
 int runBreaking(remote::Client& c, const RunOptions& o, const debug::ModelDescription& model,
     std::vector<debug::Breakpoint> breaks)
@@ -175,6 +181,7 @@ int runBreaking(remote::Client& c, const RunOptions& o, const debug::ModelDescri
     };
     uint64_t run = 0;
     try {
+        restoreOwnInputs(c);
         run = c.start();
     } catch (...) {
         removeOurs();
@@ -235,6 +242,7 @@ int runRecorded(remote::Client& c, const RunOptions& o)
     uint64_t run = 0;
     RunWaiter::End end;
     try {
+        restoreOwnInputs(c);
         run = c.start();
         // A breakpoint someone else set on the server: go on through it (this run only watches).
         uint64_t seen = 0;

@@ -35,6 +35,10 @@ struct PauseReport {
 /// or with `statistics` false only shapes and types.
 PauseReport reportOf(const PauseEvent& event, bool statistics = true);
 
+/// `own` with each input `given` has in its place (Engine::setInputs), for a model of `count`
+/// inputs. Throws UsageError for more given than `count`, or an input left to `own` that it lacks.
+std::vector<Tensor> mergeInputs(std::vector<Tensor> own, const std::vector<std::optional<Tensor>>& given, size_t count);
+
 /// An output of a finished run, as its end reports it (the values: Engine::fetchOutput).
 struct OutputInfo {
     Shape shape;
@@ -97,6 +101,11 @@ public:
 
     virtual SessionOptions options() = 0;
     virtual void setOptions(const SessionOptions& options) = 0;
+    /// The inputs of the next runs, by position among the model's inputs: a tensor, or nothing for
+    /// the engine's own (what it was started with; a server's); inputs not listed (labels) are its
+    /// own too. Idle only. Throws UsageError (remotely RemoteError) for more inputs than the model
+    /// has, during a run, or where the served program feeds its own.
+    virtual void setInputs(const std::vector<std::optional<Tensor>>& inputs) = 0;
     /// A run (a forward pass, or a training step) with the inputs the engine has; its id.
     virtual uint64_t start(StartMode mode = StartMode::Run, bool trainStep = false) = 0;
     virtual bool isRunning() = 0;

@@ -103,6 +103,11 @@ std::optional<Tensor> LocalEngine::fetchOutput(int index, const Progress& progre
     return t;
 }
 
+void LocalEngine::setInputs(const std::vector<std::optional<Tensor>>& inputs)
+{
+    m_session.setInputs(mergeInputs(m_session.inputs(), inputs, m_session.inputNames().size()));
+}
+
 void LocalEngine::setComparer(Comparer comparer)
 {
     std::lock_guard lock(m_mutex);

@@ -37,6 +37,8 @@ public:
 
     SessionOptions options() override { return m_session.options(); }
     void setOptions(const SessionOptions& options) override { m_session.setOptions(options); }
+    /// Nothing in `inputs`: the session's input there stays as it is.
+    void setInputs(const std::vector<std::optional<Tensor>>& inputs) override;
     uint64_t start(StartMode mode, bool trainStep) override;
     bool isRunning() override { return m_session.isRunning(); }
     uint64_t lastRunId() override { return m_session.lastRunId(); }

@@ -80,6 +80,12 @@ void Session::setInputs(std::vector<Tensor> inputs)
     m_inputs = std::move(inputs);
 }
 
+std::vector<Tensor> Session::inputs() const
+{
+    std::lock_guard lock(m_mutex);
+    return m_inputs;
+}
+
 std::vector<std::string> Session::inputNames() const
 {
     std::lock_guard lock(m_mutex);

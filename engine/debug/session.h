@@ -70,6 +70,8 @@ public:
     void load(std::shared_ptr<gluon::HybridBlock> block, std::vector<std::string> inputNames);
     /// Inputs, in the order of the input names. Idle only.
     void setInputs(std::vector<Tensor> inputs);
+    /// The inputs set (copies sharing storage).
+    std::vector<Tensor> inputs() const;
     /// The names load() was given.
     std::vector<std::string> inputNames() const;
     void setOptions(const SessionOptions& options);

@@ -29,7 +29,7 @@ struct SessionOptions {
     HistogramScale histogramScale = HistogramScale::Linear;
     /// The run a `diff>T` condition compares each tensor with, by the op hooks' names (a
     /// comparison's run B); null: such a condition never holds.
-    std::shared_ptr<const RecordedRun> reference;
+    std::shared_ptr<const RecordedRun> reference {};
 };
 
 /// How a run begins.

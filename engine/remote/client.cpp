@@ -365,6 +365,39 @@ uint64_t Client::start(debug::StartMode mode, bool trainStep)
     return reply.run_id();
 }
 
+void Client::setInputs(const std::vector<std::optional<Tensor>>& inputs)
+{
+    grpc::ClientContext c;
+    m_impl->prepare(&c, true);
+    c.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(600));
+    pb::Empty reply;
+    std::unique_ptr<grpc::ClientWriter<pb::TensorChunk>> writer(m_impl->stub->SetInputs(&c, &reply));
+    // A write fails once the server has refused: Finish() then says why.
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        if (!inputs[i]) continue;
+        const Tensor& t = *inputs[i];
+        pb::TensorChunk head;
+        pb::TensorInfo* info = head.mutable_header();
+        info->set_index(static_cast<int32_t>(i));
+        toProto(t.shape(), info->mutable_shape());
+        info->set_dtype(toProto(t.dtype()));
+        head.set_total_bytes(t.bytes());
+        bool ok = writer->Write(head);
+        const char* data = static_cast<const char*>(t.raw());
+        pb::TensorChunk chunk;
+        for (size_t offset = 0; ok && offset < t.bytes(); offset += kChunkBytes) {
+            const size_t n = std::min(kChunkBytes, t.bytes() - offset);
+            chunk.set_offset(offset);
+            chunk.mutable_data()->assign(data + offset, n);
+            ok = writer->Write(chunk);
+        }
+        if (!ok) break;
+    }
+    writer->WritesDone();
+    const grpc::Status s = writer->Finish();
+    if (!s.ok()) throw m_impl->error("SetInputs", s);
+}
+
 namespace {
     void command(ClientImpl& impl, pb::CommandRequest::Kind kind, const std::string& node = {})
     {

@@ -79,6 +79,8 @@ public:
 
     debug::ModelDescription model();
     void setOptions(const debug::SessionOptions& options);
+    /// The inputs of the next runs (Engine::setInputs), streamed; nothing: the server's own.
+    void setInputs(const std::vector<std::optional<Tensor>>& inputs);
     uint64_t start(debug::StartMode mode = debug::StartMode::Run, bool trainStep = false);
 
     void continueRun();

@@ -20,6 +20,8 @@ constexpr const char* kAuthorizationKey = "authorization"; ///< "Bearer <token>"
 constexpr size_t kChunkBytes = size_t(1) << 20;
 /// The largest request a server accepts (its replies are chunked or small).
 constexpr int kMaxRequestBytes = 1 << 20;
+/// The most a client's SetInputs may stream, all inputs together.
+constexpr size_t kMaxInputBytes = size_t(1) << 30;
 /// The largest reply a client accepts (a slice of the value table, a big model's graph).
 constexpr int kMaxReplyBytes = 64 << 20;
 

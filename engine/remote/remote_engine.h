@@ -36,6 +36,7 @@ public:
 
     debug::SessionOptions options() override { return m_client->state().options; }
     void setOptions(const debug::SessionOptions& options) override { m_client->setOptions(options); }
+    void setInputs(const std::vector<std::optional<Tensor>>& inputs) override { m_client->setInputs(inputs); }
     uint64_t start(debug::StartMode mode, bool trainStep) override { return m_client->start(mode, trainStep); }
     bool isRunning() override { return m_client->state().running; }
     uint64_t lastRunId() override { return m_client->state().lastRunId; }

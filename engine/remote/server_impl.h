@@ -49,6 +49,7 @@ public:
     grpc::Status Subscribe(grpc::ServerContext*, const pb::Empty*, grpc::ServerWriter<pb::Event>*) override;
     grpc::Status SetOptions(grpc::ServerContext*, const pb::Options*, pb::Empty*) override;
     grpc::Status Start(grpc::ServerContext*, const pb::StartRequest*, pb::StartReply*) override;
+    grpc::Status SetInputs(grpc::ServerContext*, grpc::ServerReader<pb::TensorChunk>*, pb::Empty*) override; // service_inputs.cpp
     grpc::Status Command(grpc::ServerContext*, const pb::CommandRequest*, pb::CommandReply*) override;
     grpc::Status AddBreakpoint(grpc::ServerContext*, const pb::Breakpoint*, pb::Breakpoint*) override;
     grpc::Status UpdateBreakpoint(grpc::ServerContext*, const pb::Breakpoint*, pb::Empty*) override;
@@ -122,6 +123,8 @@ private:
     std::vector<Tensor> m_outputs; // of the last finished run
 
     ComparisonSlot m_comparison;
+    std::mutex m_inputsMutex; // guards m_ownInputs
+    std::optional<std::vector<Tensor>> m_ownInputs; // the session's before a client first set some
 };
 
 } // namespace opscope::debug

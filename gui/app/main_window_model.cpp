@@ -72,24 +72,23 @@ void MainWindow::onModelLoaded(ModelInfoPtr model)
                 s.shapeExample = QString::fromStdString(hint.example());
             }
         }
+        if (model->isRemote()) { // the server's own input by default; another source is sent there
+            s.hasDefault = true;
+            s.defaultElsewhere = tr("the server's own input, on %1").arg(model->server);
+        }
         specs.push_back(s);
     }
+    // A served program that feeds its model itself (a training loop) takes no inputs from here.
+    const bool inputsHere = !model->isRemote() || m_controller->engine().acceptsStart();
     m_restoringSettings = true;
-    m_inputs->setInputs(model->isRemote() ? std::vector<InputSpec>() : specs);
+    m_inputs->setInputs(inputsHere ? specs : std::vector<InputSpec>());
     m_inputs->setCurrentSample(model->isSample() ? model->title : QString());
     QString details
         = tr("%1 · %2 ops · %3 parameters").arg(model->description).arg(model->opCount).arg(model->parameterCount);
     if (!model->weights.isEmpty()) details += QStringLiteral(" · ") + model->weights;
     m_inputs->setModelInfo(model->title, details);
-    if (model->isRemote()) {
-        QStringList names;
-        for (size_t i = 0; i < model->inputNames.size(); ++i)
-            names << QStringLiteral("%1 %2").arg(QString::fromStdString(model->inputNames[i]),
-                QString::fromStdString(model->inputShapes[i].known() ? model->inputShapes[i].str() : std::string("(shape unknown)")));
-        m_inputs->setInputsElsewhere(names.isEmpty()
-                ? tr("The server gives the model its inputs (a training loop its batches).")
-                : tr("The server runs the model with the inputs it has: %1.").arg(names.join(QStringLiteral(", "))));
-    }
+    if (!inputsHere || (model->isRemote() && specs.empty()))
+        m_inputs->setInputsElsewhere(tr("The server gives the model its inputs (a training loop its batches)."));
     m_restoringSettings = false;
     m_modelLabel->setText(QStringLiteral("%1 · %2 ops").arg(model->title).arg(model->opCount));
     m_record->setRecord(nullptr);

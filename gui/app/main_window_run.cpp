@@ -67,8 +67,14 @@ void MainWindow::startUp()
 bool MainWindow::startRun(bool pauseAtEntry)
 {
     if (!m_controller->model()) return false;
-    if (m_controller->isAttached()) { // the server runs with the inputs it has
-        if (m_controller->start({}, pauseAtEntry)) return true;
+    if (m_controller->isAttached()) { // the Model panel's inputs are sent, its Default ones are the server's own
+        const InputPanel::Built built = m_inputs->buildInputs();
+        if (!built.ok()) {
+            m_startFailure = exitStatusOf(built.problem);
+            showMessage(tr("Inputs"), built.error);
+            return false;
+        }
+        if (m_controller->start(built.tensors, pauseAtEntry)) return true;
         m_startFailure = kExitRunFailed;
         showMessage(tr("Run"), m_controller->lastError());
         return false;

@@ -353,6 +353,10 @@ InputPanel::Built InputPanel::buildInputs() const
     built.tensors.reserve(m_rows.size());
     for (const InputRow* row : m_rows) {
         const InputSpec& spec = row->spec();
+        if (row->source().kind == Kind::Default && !spec.defaultElsewhere.isEmpty()) {
+            built.tensors.emplace_back(); // the engine's own
+            continue;
+        }
         QString shapeError;
         const Shape shape = row->currentShape(&shapeError);
         InputResult r = shapeError.isEmpty()
@@ -504,6 +508,10 @@ void InputPanel::updateStatus(InputRow* row) const
     }
     const Shape shape = row->shape();
     const InputSource source = row->source();
+    if (source.kind == Kind::Default && !row->spec().defaultElsewhere.isEmpty()) {
+        row->setStatus(row->spec().defaultElsewhere, false);
+        return;
+    }
     const InputResult r = tensorFor(row, shape, false);
     if (!r.ok()) {
         row->setStatus(r.error.isEmpty() ? tr("no value") : r.error, true);

@@ -30,6 +30,7 @@ class InputPanel : public QWidget {
 public:
     /// The tensors of every input in order, or the first error (naming the input and the problem).
     struct Built {
+        /// An undefined tensor: the engine's own input (InputSpec::defaultElsewhere, chosen as Default).
         std::vector<opscope::Tensor> tensors;
         QString error;
         InputProblem problem = InputProblem::None;

@@ -50,6 +50,9 @@ struct InputSpec {
     /// The element type the input takes (an ONNX model's int64 ids, bool masks): what any source
     /// makes is converted to it.
     opscope::DType dtype = opscope::DType::Float32;
+    /// The default value is the engine's own where it runs (a server's input), not a tensor here:
+    /// how the panel names it ("the server's own input, on 127.0.0.1:5000"). Empty for a model of this process.
+    QString defaultElsewhere;
 };
 
 /// What kind of problem stopped an input from being made; a scripted start exits with the matching

@@ -264,7 +264,14 @@ bool SessionController::start(const std::vector<Tensor>& inputs, bool pauseAtEnt
         return false;
     }
     try {
-        if (!m_remote) { // a server runs with its own inputs
+        if (m_remote && m_remote->acceptsStart()) {
+            // The inputs the window gives; an undefined one (and labels) the server's own.
+            std::vector<std::optional<Tensor>> given;
+            for (const Tensor& t : inputs)
+                given.push_back(t.defined() ? std::optional<Tensor>(t) : std::nullopt);
+            m_remote->setInputs(given);
+        }
+        if (!m_remote) {
             // Labels only a loss reads are zeros for a forward run (said once per model).
             std::vector<std::string> notes;
             m_session->setInputs(load::withLabels(m_model->loaded(), inputs, &notes));

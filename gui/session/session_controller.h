@@ -140,7 +140,8 @@ public:
     /// modelReshaped follows; false with lastError() set when the model cannot take them.
     bool setInputShapes(const std::vector<Shape>& shapes);
 
-    /// Starts a run with these inputs; false with lastError() set when it cannot start.
+    /// Starts a run with these inputs (attached: sent to the server first, an undefined one is the
+    /// server's own); false with lastError() set when it cannot start.
     bool start(const std::vector<Tensor>& inputs, bool pauseAtEntry = false);
     bool continueRun();
     bool step();

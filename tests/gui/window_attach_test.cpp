@@ -67,8 +67,10 @@ TEST(WindowAttach, AServersPauseIsShownWithFetchedTensorsAndItsLossLeavesTheMode
     EXPECT_EQ(w->breakpointModel()->breakpoints()[0].location, kConv1);
     w->breakpointModel()->toggleNode(QStringLiteral("hybridsequential0_dense0_fwd"), OpPhase::Before);
     EXPECT_EQ(served->session.breakpoints().size(), 2u);
-    // What needs the weights here is refused with the reason; the inputs are the server's.
-    EXPECT_TRUE(w->inputPanel()->sources().empty()) << "the server runs with its own inputs";
+    // What needs the weights here is refused with the reason; the inputs are the server's own.
+    ASSERT_EQ(w->inputPanel()->sources().size(), 1u) << "the server's input, by default its own";
+    EXPECT_EQ(w->inputPanel()->sources()[0].kind, InputSource::Kind::Default);
+    EXPECT_NE(w->inputPanel()->statusText(0).indexOf(where), -1) << w->inputPanel()->statusText(0).toStdString();
     EXPECT_FALSE(w->openPresentation(0));
     EXPECT_NE(w->statusBar()->currentMessage().indexOf(where), -1) << w->statusBar()->currentMessage().toStdString();
 
