@@ -330,28 +330,35 @@ void MainWindow::showServerNodeTensors(const QString& node, const Graph& graph, 
     const Node& n = graph.node(id);
     const ModelInfoPtr model = m_controller->model();
     std::vector<InspectedTensor> wanted;
+    // A tensor above the fetch limit stays there, read as the views need it (float32: parameters and
+    // a record's outputs are, but for a few small integer outputs).
+    auto readThereAbove = [this](InspectedTensor& t, const Shape& shape) {
+        if (shape.ndim() == 0 || !shape.known() || shape.size() * int64_t { 4 } <= m_controller->wholeFetchLimit()) return;
+        t.source = m_controller->tensorSource(t.name.toStdString());
+        t.shape = shape;
+        t.dtype = DType::Float32;
+    };
+    auto parameter = [&](const std::string& name, const QString& role) {
+        InspectedTensor t { QString::fromStdString(name), role };
+        readThereAbove(t, model->parameterShape(name));
+        wanted.push_back(std::move(t));
+    };
     if (n.isVariable()) {
-        if (model->isParameter(n.name)) wanted.push_back({ node, QStringLiteral("weight"), {} });
+        if (model->isParameter(n.name)) parameter(n.name, QStringLiteral("weight"));
     } else {
         for (const NodeEntry& in : n.inputs) {
             const Node& src = graph.node(in.node);
             if (src.isVariable() && model->isParameter(src.name))
-                wanted.push_back({ QString::fromStdString(src.name),
-                    graph.isAuxiliary(in.node) ? QStringLiteral("aux") : QStringLiteral("weight"), {} });
+                parameter(src.name, graph.isAuxiliary(in.node) ? QStringLiteral("aux") : QStringLiteral("weight"));
         }
         // Kept outputs above the fetch limit stay there, as a pause's do (shapes as the run inferred them).
         std::vector<Shape> shapes = m_controller->runGraphShapes(); // by entry of the run's graph, which `graph` is
         if (shapes.size() != graph.numEntries()) shapes.clear();
         for (int i = 0; i < n.numOutputs; ++i) {
             InspectedTensor t { QString::fromStdString(graph.outputName({ id, static_cast<uint32_t>(i), 0 })),
-                QStringLiteral("record"), {} };
+                QStringLiteral("record") };
             const uint32_t entry = graph.entryId(id, static_cast<uint32_t>(i));
-            if (entry < shapes.size() && shapes[entry].ndim() > 0
-                && shapes[entry].size() * int64_t { 4 } > m_controller->wholeFetchLimit()) {
-                t.source = m_controller->tensorSource(t.name.toStdString());
-                t.shape = shapes[entry];
-                t.dtype = DType::Float32; // a record's outputs are float32 but for a few integer ops, all small
-            }
+            if (entry < shapes.size()) readThereAbove(t, shapes[entry]);
             wanted.push_back(std::move(t));
         }
     }

@@ -124,9 +124,17 @@ ModelInfoPtr remoteModelInfo(const debug::ModelDescription& d, const QString& se
     }
     for (const auto& [name, shape] : d.parameters) {
         info->parameterNames.push_back(name);
+        info->parameterShapes.push_back(shape);
         if (shape.known()) info->parameterCount += shape.size();
     }
     return info;
+}
+
+Shape ModelInfo::parameterShape(const std::string& name) const
+{
+    const auto it = std::find(parameterNames.begin(), parameterNames.end(), name);
+    const size_t i = static_cast<size_t>(it - parameterNames.begin());
+    return i < parameterShapes.size() ? parameterShapes[i] : Shape();
 }
 
 bool ModelInfo::isParameter(const std::string& name) const

@@ -51,8 +51,11 @@ struct ModelInfo {
     bool isRemote() const { return !server.isEmpty(); }
     /// A model on a server: its parameters' names (the block's, here).
     std::vector<std::string> parameterNames;
+    std::vector<opscope::Shape> parameterShapes; ///< by parameterNames' order (unknown: no dimensions)
     /// Whether `name` is a parameter of the model (its block's, or as the server described it).
     bool isParameter(const std::string& name) const;
+    /// A server's parameter's shape as it described it; no dimensions when unknown.
+    opscope::Shape parameterShape(const std::string& name) const;
     /// The model as the engine's loader describes it (for load::withLabels, load::blockInputNames).
     load::LoadedModel loaded() const;
 };

@@ -223,8 +223,10 @@ TEST(GraphView, LaysOutEveryVisibleItemAndExportsPngAndSvg)
     EXPECT_TRUE(text.startsWith("<?xml") || text.startsWith("<svg"));
     EXPECT_TRUE(text.contains("</svg>"));
     // Every visible op's name is written out.
-    for (const GraphItem& item : panel.model()->items())
-        if (item.kind == GraphItemKind::Op) EXPECT_TRUE(text.contains(item.title.toUtf8())) << item.title.toStdString();
+    for (const GraphItem& item : panel.model()->items()) {
+        if (item.kind != GraphItemKind::Op) continue;
+        EXPECT_TRUE(text.contains(item.title.toUtf8())) << item.title.toStdString();
+    }
     EXPECT_FALSE(panel.view()->exportPng(QStringLiteral("/nonexistent/dir/g.png"), &error));
     EXPECT_FALSE(error.isEmpty());
 }

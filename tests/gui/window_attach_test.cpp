@@ -345,6 +345,15 @@ TEST(WindowAttach, LargeTensorsOfAServersPauseStayThereAndAreReadAsShown)
     const std::optional<Tensor> conv0Out = served->session.tensor(conv0.toStdString() + "_output");
     ASSERT_TRUE(conv0Out.has_value());
     EXPECT_EQ(inspector->stats().max, debug::computeStats(conv0Out->view()).max);
+    // A weight above the limit (dense0's, 32 KB) is read there as well, by its name; a small one (its
+    // bias) comes whole.
+    const QString dense0 = QStringLiteral("hybridsequential0_dense0");
+    w->graphPanel()->view()->selectNode(dense0 + QStringLiteral("_fwd"), true);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return inspector->showTensor(dense0 + QStringLiteral("_weight")); }, kWaitMs));
+    EXPECT_TRUE(inspector->currentInspected()->remote());
+    EXPECT_EQ(inspector->currentInspected()->shapeOf(), served->session.parameter(dense0.toStdString() + "_weight")->shape());
+    ASSERT_TRUE(inspector->showTensor(dense0 + QStringLiteral("_bias")));
+    EXPECT_FALSE(inspector->currentInspected()->remote());
     // Back to the paused node: its tensors again, the large ones still read there.
     w->graphPanel()->view()->selectNode(QString::fromStdString(kConv1), true);
     ASSERT_TRUE(QTest::qWaitFor([&] { return inspector->showTensor(QString::fromStdString(kConv1 + "_output")); }, kWaitMs));
