@@ -139,9 +139,11 @@ public:
     virtual std::optional<PauseReport> currentPause() = 0;
     /// A tensor of the paused node or of the run record, by name ("<node>_<slot>"); nothing when
     /// there is no such tensor. Statistics and histogram computed where the engine runs.
+    /// `pin`: only from where the tensor was seen (Session::tensorAt); moved on, it throws
+    /// (MovedOnError here, RemoteError FAILED_PRECONDITION from a server).
     virtual std::optional<Session::TensorSummary> summary(const std::string& tensorName, int bins = 64,
-        HistogramScale scale = HistogramScale::Linear, double lo = 0, double hi = 0) = 0;
-    virtual std::optional<TensorSlice> slice(const std::string& tensorName, const SliceRequest& request = {}) = 0;
+        HistogramScale scale = HistogramScale::Linear, double lo = 0, double hi = 0, const TensorPin& pin = {}) = 0;
+    virtual std::optional<TensorSlice> slice(const std::string& tensorName, const SliceRequest& request = {}, const TensorPin& pin = {}) = 0;
     /// The whole tensor; `progress(received, total bytes)` as it arrives (remote).
     using Progress = std::function<void(size_t received, size_t total)>;
     virtual std::optional<Tensor> fetch(const std::string& tensorName, const Progress& progress = {}) = 0;

@@ -73,18 +73,25 @@ std::optional<PauseReport> LocalEngine::currentPause()
 }
 
 std::optional<Session::TensorSummary> LocalEngine::summary(
-    const std::string& tensorName, int bins, HistogramScale scale, double lo, double hi)
+    const std::string& tensorName, int bins, HistogramScale scale, double lo, double hi, const TensorPin& pin)
 {
-    std::optional<TensorStats> stats = m_session.statsOf(tensorName);
-    std::optional<Histogram> histogram = m_session.histogramOf(tensorName, bins, scale, lo, hi);
-    std::optional<Tensor> t = m_session.tensor(tensorName);
-    if (!stats || !histogram || !t) return std::nullopt;
-    return Session::TensorSummary { t->shape(), *stats, std::move(*histogram) };
+    if (pin.run == 0) { // the session's own answers, its pause's statistics among them
+        std::optional<TensorStats> stats = m_session.statsOf(tensorName);
+        std::optional<Histogram> histogram = m_session.histogramOf(tensorName, bins, scale, lo, hi);
+        std::optional<Tensor> t = m_session.tensor(tensorName);
+        if (!stats || !histogram || !t) return std::nullopt;
+        return Session::TensorSummary { t->shape(), *stats, std::move(*histogram) };
+    }
+    std::optional<Tensor> t = m_session.tensorAt(tensorName, pin);
+    if (!t) return std::nullopt;
+    const TensorStats stats = computeStats(t->view());
+    Histogram histogram = computeHistogram(t->view(), stats, bins, scale, lo, hi);
+    return Session::TensorSummary { t->shape(), stats, std::move(histogram) };
 }
 
-std::optional<TensorSlice> LocalEngine::slice(const std::string& tensorName, const SliceRequest& request)
+std::optional<TensorSlice> LocalEngine::slice(const std::string& tensorName, const SliceRequest& request, const TensorPin& pin)
 {
-    return m_session.slice(tensorName, request);
+    return m_session.slice(tensorName, request, pin);
 }
 
 std::optional<Tensor> LocalEngine::fetch(const std::string& tensorName, const Progress& progress)

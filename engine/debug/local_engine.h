@@ -61,8 +61,8 @@ public:
 
     std::optional<PauseReport> currentPause() override;
     std::optional<Session::TensorSummary> summary(const std::string& tensorName, int bins, HistogramScale scale,
-        double lo, double hi) override;
-    std::optional<TensorSlice> slice(const std::string& tensorName, const SliceRequest& request) override;
+        double lo, double hi, const TensorPin& pin) override;
+    std::optional<TensorSlice> slice(const std::string& tensorName, const SliceRequest& request, const TensorPin& pin) override;
     std::optional<Tensor> fetch(const std::string& tensorName, const Progress& progress) override;
     std::optional<Tensor> fetchOutput(int index, const Progress& progress) override;
     RunRecord record() override { return m_session.record(); }

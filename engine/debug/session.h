@@ -152,6 +152,11 @@ public:
     /// A tensor of the paused node or kept in the run record (current or last run), else a
     /// parameter of the model by its name (a copy: see parameter()), or nothing.
     std::optional<Tensor> tensor(const std::string& tensorName) const;
+    /// As tensor(), but only from where `pin` says it was seen: the pause (run, sequence), or run
+    /// `pin.run`'s record (sequence 0; a parameter is read as it is now). Throws MovedOnError when
+    /// the session has moved on from there (another pause, another run's record). A pin of run 0:
+    /// tensor().
+    std::optional<Tensor> tensorAt(const std::string& tensorName, const TensorPin& pin) const;
     /// A copy of a parameter (or auxiliary state) of the model, by its full name; nothing when the
     /// model has none of that name or it is not initialised yet. Read while no run is active or while
     /// the run is paused (a run, a training step's update, writes them); otherwise throws UsageError.
@@ -161,7 +166,7 @@ public:
     std::optional<Histogram> histogramOf(const std::string& tensorName, int bins = 64,
         HistogramScale scale = HistogramScale::Linear, double lo = 0, double hi = 0) const;
     /// Throws UsageError for an index out of range.
-    std::optional<TensorSlice> slice(const std::string& tensorName, const SliceRequest& request = {}) const;
+    std::optional<TensorSlice> slice(const std::string& tensorName, const SliceRequest& request = {}, const TensorPin& pin = {}) const;
 
     /// Statistics and a histogram of one tensor, answered together.
     struct TensorSummary {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/error.h"
 #include "debug/compare.h"
 #include "debug/tensor_stats.h"
 
@@ -30,6 +31,20 @@ struct SessionOptions {
     /// The run a `diff>T` condition compares each tensor with, by the op hooks' names (a
     /// comparison's run B); null: such a condition never holds.
     std::shared_ptr<const RecordedRun> reference {};
+};
+
+/// Where a tensor read by name was seen (Session::tensorAt): a pause (run id, its sequence), or a
+/// run's record (sequence 0). Run 0: wherever the name is found now.
+struct TensorPin {
+    uint64_t run = 0;
+    uint64_t pauseSequence = 0;
+};
+
+/// A tensor asked for where the session no longer is: its pause has ended, its run's record has
+/// been replaced. Says which.
+class MovedOnError : public Error {
+public:
+    using Error::Error;
 };
 
 /// How a run begins.

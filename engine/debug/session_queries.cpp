@@ -17,6 +17,31 @@ std::optional<Tensor> Session::tensor(const std::string& tensorName) const
     return parameter(tensorName);
 }
 
+std::optional<Tensor> Session::tensorAt(const std::string& tensorName, const TensorPin& pin) const
+{
+    if (pin.run == 0) return tensor(tensorName);
+    const std::string where = "run " + std::to_string(pin.run);
+    if (pin.pauseSequence != 0) {
+        const std::shared_ptr<const PauseEvent> p = m_gate.currentPause();
+        if (!p || p->runId != pin.run || p->sequence != pin.pauseSequence)
+            throw MovedOnError(tensorName + ": the pause it was shown at (" + where + ", pause "
+                + std::to_string(pin.pauseSequence) + ") has ended");
+        if (const PausedTensor* t = p->find(tensorName)) return t->values;
+        return std::nullopt;
+    }
+    uint64_t recordRun = 0;
+    {
+        std::lock_guard lock(m_recordMutex);
+        recordRun = m_record.runId;
+        if (recordRun == pin.run)
+            if (const Tensor* t = m_record.tensor(tensorName)) return *t;
+    }
+    if (std::optional<Tensor> p = parameter(tensorName)) return p;
+    if (recordRun != pin.run)
+        throw MovedOnError(tensorName + ": the record of " + where + " it was shown from is now run " + std::to_string(recordRun) + "'s");
+    return std::nullopt;
+}
+
 std::optional<Tensor> Session::parameter(const std::string& name) const
 {
     // m_running is false only once a run's job has ended, its update included (the gate closes
@@ -53,9 +78,9 @@ std::optional<Histogram> Session::histogramOf(
     return computeHistogram(t->view(), computeStats(t->view()), bins, scale, lo, hi);
 }
 
-std::optional<TensorSlice> Session::slice(const std::string& tensorName, const SliceRequest& request) const
+std::optional<TensorSlice> Session::slice(const std::string& tensorName, const SliceRequest& request, const TensorPin& pin) const
 {
-    std::optional<Tensor> t = tensor(tensorName);
+    std::optional<Tensor> t = tensorAt(tensorName, pin);
     if (!t) return std::nullopt;
     return sliceOf(t->view(), request);
 }

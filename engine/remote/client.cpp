@@ -408,13 +408,15 @@ namespace {
         impl.call("Command", [&](grpc::ClientContext* c) { return impl.stub->Command(c, req, &reply); });
     }
 
-    pb::TensorRef refOf(const std::string& name, int output = -1)
+    pb::TensorRef refOf(const std::string& name, int output = -1, const debug::TensorPin& pin = {})
     {
         pb::TensorRef r;
         if (output >= 0)
             r.set_output(output);
         else
             r.set_name(name);
+        r.set_pin_run(pin.run);
+        r.set_pin_pause(pin.pauseSequence);
         return r;
     }
 }
@@ -499,10 +501,10 @@ ControlInfo Client::releaseControl() { return controlCall(*m_impl, pb::ControlRe
 ControlInfo Client::handOver(uint64_t toClient) { return controlCall(*m_impl, pb::ControlRequest::HAND_OVER, toClient); }
 
 debug::Session::TensorSummary Client::summary(
-    const std::string& tensorName, int bins, debug::HistogramScale scale, double lo, double hi)
+    const std::string& tensorName, int bins, debug::HistogramScale scale, double lo, double hi, const debug::TensorPin& pin)
 {
     pb::SummaryRequest req;
-    *req.mutable_tensor() = refOf(tensorName);
+    *req.mutable_tensor() = refOf(tensorName, -1, pin);
     req.set_bins(bins);
     req.set_log_magnitude(scale == debug::HistogramScale::LogMagnitude);
     req.set_lo(lo);
@@ -514,10 +516,10 @@ debug::Session::TensorSummary Client::summary(
     return { fromProto(s.shape()), fromProto(s.stats()), fromProto(s.histogram()) };
 }
 
-debug::TensorSlice Client::slice(const std::string& tensorName, const debug::SliceRequest& request)
+debug::TensorSlice Client::slice(const std::string& tensorName, const debug::SliceRequest& request, const debug::TensorPin& pin)
 {
     pb::SliceRequest req;
-    *req.mutable_tensor() = refOf(tensorName);
+    *req.mutable_tensor() = refOf(tensorName, -1, pin);
     for (int64_t i : request.index)
         req.add_index(i);
     req.set_row_begin(request.rowBegin);

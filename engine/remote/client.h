@@ -112,8 +112,10 @@ public:
 
     /// By tensor name ("<node>_<slot>") or, with output >= 0, output `output` of the last run.
     debug::Session::TensorSummary summary(const std::string& tensorName, int bins = 64,
-        debug::HistogramScale scale = debug::HistogramScale::Linear, double lo = 0, double hi = 0);
-    debug::TensorSlice slice(const std::string& tensorName, const debug::SliceRequest& request = {});
+        debug::HistogramScale scale = debug::HistogramScale::Linear, double lo = 0, double hi = 0,
+        const debug::TensorPin& pin = {});
+    /// `pin`: only from where the tensor was seen (FAILED_PRECONDITION when the server moved on).
+    debug::TensorSlice slice(const std::string& tensorName, const debug::SliceRequest& request = {}, const debug::TensorPin& pin = {});
     /// The whole tensor, streamed in chunks; `progress(received, total)` after each.
     using Progress = std::function<void(size_t received, size_t total)>;
     Tensor fetch(const std::string& tensorName, const Progress& progress = {});

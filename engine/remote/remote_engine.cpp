@@ -99,14 +99,15 @@ bool RemoteEngine::removeBreakpoint(int id)
 }
 
 std::optional<debug::Session::TensorSummary> RemoteEngine::summary(
-    const std::string& tensorName, int bins, debug::HistogramScale scale, double lo, double hi)
+    const std::string& tensorName, int bins, debug::HistogramScale scale, double lo, double hi, const debug::TensorPin& pin)
 {
-    return lookup<debug::Session::TensorSummary>([&] { return m_client->summary(tensorName, bins, scale, lo, hi); });
+    return lookup<debug::Session::TensorSummary>([&] { return m_client->summary(tensorName, bins, scale, lo, hi, pin); });
 }
 
-std::optional<debug::TensorSlice> RemoteEngine::slice(const std::string& tensorName, const debug::SliceRequest& request)
+std::optional<debug::TensorSlice> RemoteEngine::slice(
+    const std::string& tensorName, const debug::SliceRequest& request, const debug::TensorPin& pin)
 {
-    return lookup<debug::TensorSlice>([&] { return m_client->slice(tensorName, request); });
+    return lookup<debug::TensorSlice>([&] { return m_client->slice(tensorName, request, pin); });
 }
 
 std::optional<Tensor> RemoteEngine::fetch(const std::string& tensorName, const Progress& progress)

@@ -62,8 +62,9 @@ public:
 
     std::optional<debug::PauseReport> currentPause() override { return m_client->state().pause; }
     std::optional<debug::Session::TensorSummary> summary(const std::string& tensorName, int bins,
-        debug::HistogramScale scale, double lo, double hi) override;
-    std::optional<debug::TensorSlice> slice(const std::string& tensorName, const debug::SliceRequest& request) override;
+        debug::HistogramScale scale, double lo, double hi, const debug::TensorPin& pin) override;
+    std::optional<debug::TensorSlice> slice(
+        const std::string& tensorName, const debug::SliceRequest& request, const debug::TensorPin& pin) override;
     std::optional<Tensor> fetch(const std::string& tensorName, const Progress& progress) override;
     std::optional<Tensor> fetchOutput(int index, const Progress& progress) override;
     debug::RunRecord record() override { return m_client->record(); }

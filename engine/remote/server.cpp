@@ -387,7 +387,7 @@ std::optional<Tensor> ServerImpl::findTensor(const pb::TensorRef& ref, std::stri
         return m_comparison.tensor(runB ? CompareSide::B : CompareSide::A, name);
     }
     *what = "tensor '" + ref.name() + "'";
-    return m_session.tensor(ref.name());
+    return m_session.tensorAt(ref.name(), { ref.pin_run(), ref.pin_pause() });
 }
 
 Server::Server(std::unique_ptr<ServerImpl> impl)

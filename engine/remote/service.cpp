@@ -21,6 +21,8 @@ namespace {
             return f();
         } catch (const UsageError& e) {
             return { StatusCode::INVALID_ARGUMENT, e.what() };
+        } catch (const MovedOnError& e) {
+            return { StatusCode::FAILED_PRECONDITION, e.what() };
         } catch (const std::bad_alloc&) {
             return { StatusCode::RESOURCE_EXHAUSTED, "out of memory" };
         } catch (const std::exception& e) {

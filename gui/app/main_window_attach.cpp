@@ -227,7 +227,9 @@ void MainWindow::markRemote(const debug::PauseReport& report, std::vector<Inspec
     for (size_t i = 0; i < tensors.size() && i < report.shapes.size() && i < report.dtypes.size(); ++i) {
         const int64_t bytes = report.shapes[i].size() * static_cast<int64_t>(dtypeSize(report.dtypes[i]));
         if (bytes <= m_controller->wholeFetchLimit()) continue;
-        tensors[i].source = m_controller->tensorSource(tensors[i].name.toStdString());
+        // Read from this pause only: once the server has moved on, a read fails instead of showing
+        // another pause's tensor of the same name.
+        tensors[i].source = m_controller->tensorSource(tensors[i].name.toStdString(), { report.event.runId, report.event.sequence });
         tensors[i].shape = report.shapes[i];
         tensors[i].dtype = report.dtypes[i];
     }
@@ -332,9 +334,11 @@ void MainWindow::showServerNodeTensors(const QString& node, const Graph& graph, 
     std::vector<InspectedTensor> wanted;
     // A tensor above the fetch limit stays there, read as the views need it (float32: parameters and
     // a record's outputs are, but for a few small integer outputs).
-    auto readThereAbove = [this](InspectedTensor& t, const Shape& shape) {
+    // From the record of the window's run, the current or last one (a parameter: as it is now).
+    const debug::TensorPin pin { m_controller->currentRunId(), 0 };
+    auto readThereAbove = [this, pin](InspectedTensor& t, const Shape& shape) {
         if (shape.ndim() == 0 || !shape.known() || shape.size() * int64_t { 4 } <= m_controller->wholeFetchLimit()) return;
-        t.source = m_controller->tensorSource(t.name.toStdString());
+        t.source = m_controller->tensorSource(t.name.toStdString(), pin);
         t.shape = shape;
         t.dtype = DType::Float32;
     };

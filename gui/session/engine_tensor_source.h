@@ -13,7 +13,8 @@ namespace opscope::gui {
 /// closed one. Thread-safe as the engine is (RemoteEngine: any thread).
 class EngineTensorSource : public TensorSource {
 public:
-    EngineTensorSource(std::shared_ptr<debug::Engine> engine, std::string name);
+    /// `pin`: where the tensor was seen (Engine::summary); reads fail once the engine has moved on.
+    EngineTensorSource(std::shared_ptr<debug::Engine> engine, std::string name, debug::TensorPin pin = {});
 
     debug::Session::TensorSummary summary(int bins, debug::HistogramScale scale, double lo, double hi) const override;
     debug::TensorSlice slice(const debug::SliceRequest& request) const override;
@@ -24,6 +25,7 @@ private:
 
     std::shared_ptr<debug::Engine> m_engine;
     std::string m_name;
+    debug::TensorPin m_pin;
     QString m_where;
 };
 

@@ -107,7 +107,9 @@ public:
     /// A tensor of the attached engine read in pieces where it is (statistics, histogram, windows
     /// of values) instead of fetched whole; null when not attached. The source holds the engine, so
     /// it outlives a detach (its reads then fail or answer for the server's current pause).
-    std::shared_ptr<const TensorSource> tensorSource(const std::string& name) const;
+    /// `pin`: where the tensor was seen (a pause, a run's record); reads fail once the server has
+    /// moved on from there.
+    std::shared_ptr<const TensorSource> tensorSource(const std::string& name, const debug::TensorPin& pin = {}) const;
     /// Tensors of a server's pause larger than this stay there and are read as the views need
     /// them (tensorSource); smaller ones are fetched whole. Default kWholeFetchLimit.
     static constexpr qint64 kWholeFetchLimit = qint64 { 16 } << 20;

@@ -88,10 +88,10 @@ void SessionController::endComparison()
     }
 }
 
-std::shared_ptr<const TensorSource> SessionController::tensorSource(const std::string& name) const
+std::shared_ptr<const TensorSource> SessionController::tensorSource(const std::string& name, const debug::TensorPin& pin) const
 {
     if (!m_remote) return nullptr;
-    return std::make_shared<EngineTensorSource>(m_remote, name);
+    return std::make_shared<EngineTensorSource>(m_remote, name, pin);
 }
 
 std::shared_ptr<const debug::PauseReport> SessionController::pauseReport() const
