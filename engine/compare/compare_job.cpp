@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <future>
+#include <mutex>
 
 namespace opscope::debug {
 
@@ -40,6 +41,10 @@ std::shared_ptr<CompareOutcome> runComparison(const std::string& modelA, const s
     // Both models are made and their deferred parameters initialised here, one after the other
     // (making a sample seeds the process's generator); then B runs on a thread of its own while A
     // runs here. A saved run B is read after A: it is matched by A's names.
+    // Making a sample seeds the process's generator and deferred initialisation draws from it: one
+    // comparison at a time makes its models (a server may be asked for two at once).
+    static std::mutex making;
+    std::unique_lock makingLock(making);
     load::LoadedModel a = load::loadModel(modelA, paramsA, seed);
     const std::vector<Tensor> runInputs = inputsFor(a, given);
     initialise(a, runInputs);
@@ -54,10 +59,12 @@ std::shared_ptr<CompareOutcome> runComparison(const std::string& modelA, const s
         auto inputsB = std::make_shared<const std::vector<Tensor>>(
             request.inputsB.empty() ? inputsFor(*b, given) : load::gatherInputs(*b, request.inputsB, seed));
         initialise(*b, *inputsB);
+        makingLock.unlock();
         futureB = std::async(std::launch::async, [b, inputsB, &request, &result]() -> std::shared_ptr<const Graph> {
             return recordBlockRun(*b->block, *inputsB, request.kernelsB, request.precisionB, result->b, request.modeB);
         });
     }
+    if (makingLock.owns_lock()) makingLock.unlock();
     try {
         result->graph = recordBlockRun(*a.block, runInputs, KernelKind::Auto, {}, result->a);
     } catch (...) {

@@ -14,9 +14,8 @@ void ComparisonSlot::finish(uint64_t ticket, std::shared_ptr<const CompareOutcom
     if (ticket < m_keptTicket || ticket <= m_endedAt) return; // a later one, or an end, came first
     m_keptTicket = ticket;
     m_kept = std::move(outcome);
-    SessionOptions o = m_session.options();
-    o.reference = std::shared_ptr<const RecordedRun>(m_kept, &m_kept->b);
-    m_session.setOptions(o);
+    const std::shared_ptr<const RecordedRun> b(m_kept, &m_kept->b);
+    m_session.updateOptions([&](SessionOptions& o) { o.reference = b; });
 }
 
 void ComparisonSlot::end()
@@ -24,9 +23,7 @@ void ComparisonSlot::end()
     std::lock_guard lock(m_mutex);
     m_endedAt = m_begun;
     m_kept.reset();
-    SessionOptions o = m_session.options();
-    o.reference.reset();
-    m_session.setOptions(o);
+    m_session.updateOptions([](SessionOptions& o) { o.reference.reset(); });
 }
 
 std::optional<Tensor> ComparisonSlot::tensor(CompareSide side, const std::string& name) const

@@ -100,6 +100,7 @@ public:
     virtual void setListener(EngineListener* listener) = 0;
 
     virtual SessionOptions options() = 0;
+    /// All but the reference run of `diff>T` conditions: that is the engine's comparison's (compare()).
     virtual void setOptions(const SessionOptions& options) = 0;
     /// The inputs of the next runs, by position among the model's inputs: a tensor, or nothing for
     /// the engine's own (what it was started with; a server's); inputs not listed (labels) are its

@@ -110,6 +110,15 @@ std::optional<Tensor> LocalEngine::fetchOutput(int index, const Progress& progre
     return t;
 }
 
+void LocalEngine::setOptions(const SessionOptions& options)
+{
+    m_session.updateOptions([&](SessionOptions& o) {
+        std::shared_ptr<const RecordedRun> reference = std::move(o.reference);
+        o = options;
+        o.reference = std::move(reference);
+    });
+}
+
 void LocalEngine::setInputs(const std::vector<std::optional<Tensor>>& inputs)
 {
     m_session.setInputs(mergeInputs(m_session.inputs(), inputs, m_session.inputNames().size()));

@@ -36,7 +36,8 @@ public:
     void setListener(EngineListener* listener) override;
 
     SessionOptions options() override { return m_session.options(); }
-    void setOptions(const SessionOptions& options) override { m_session.setOptions(options); }
+    /// All but the reference run, which is the engine's comparison's (compare(), endComparison()).
+    void setOptions(const SessionOptions& options) override;
     /// Nothing in `inputs`: the session's input there stays as it is.
     void setInputs(const std::vector<std::optional<Tensor>>& inputs) override;
     uint64_t start(StartMode mode, bool trainStep) override;

@@ -98,6 +98,14 @@ void Session::setOptions(const SessionOptions& options)
     m_options = options;
 }
 
+void Session::updateOptions(const std::function<void(SessionOptions&)>& change)
+{
+    std::lock_guard lock(m_mutex);
+    SessionOptions o = m_options;
+    change(o); // may throw: then nothing changes
+    m_options = std::move(o);
+}
+
 SessionOptions Session::options() const
 {
     std::lock_guard lock(m_mutex);

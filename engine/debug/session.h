@@ -75,6 +75,9 @@ public:
     /// The names load() was given.
     std::vector<std::string> inputNames() const;
     void setOptions(const SessionOptions& options);
+    /// Changes the options in one step (no other change comes between reading and writing them);
+    /// `change` must not call the session.
+    void updateOptions(const std::function<void(SessionOptions&)>& change);
     SessionOptions options() const;
 
     /// Starts one forward pass on the worker; returns its run id (1, 2, …). Throws UsageError when

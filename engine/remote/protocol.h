@@ -20,6 +20,8 @@ constexpr const char* kAuthorizationKey = "authorization"; ///< "Bearer <token>"
 constexpr size_t kChunkBytes = size_t(1) << 20;
 /// The largest request a server accepts (its replies are chunked or small).
 constexpr int kMaxRequestBytes = 1 << 20;
+/// The bytes of one SetInputs chunk: a message is at most kMaxRequestBytes, its fields included.
+constexpr size_t kRequestChunkBytes = size_t(kMaxRequestBytes) - (size_t(64) << 10);
 /// The most a client's SetInputs may stream, all inputs together.
 constexpr size_t kMaxInputBytes = size_t(1) << 30;
 /// The largest reply a client accepts (a slice of the value table, a big model's graph).

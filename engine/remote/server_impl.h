@@ -50,6 +50,7 @@ public:
     grpc::Status SetOptions(grpc::ServerContext*, const pb::Options*, pb::Empty*) override;
     grpc::Status Start(grpc::ServerContext*, const pb::StartRequest*, pb::StartReply*) override;
     grpc::Status SetInputs(grpc::ServerContext*, grpc::ServerReader<pb::TensorChunk>*, pb::Empty*) override; // service_inputs.cpp
+    grpc::Status readInputs(grpc::ServerReader<pb::TensorChunk>* reader);
     grpc::Status Command(grpc::ServerContext*, const pb::CommandRequest*, pb::CommandReply*) override;
     grpc::Status AddBreakpoint(grpc::ServerContext*, const pb::Breakpoint*, pb::Breakpoint*) override;
     grpc::Status UpdateBreakpoint(grpc::ServerContext*, const pb::Breakpoint*, pb::Empty*) override;

@@ -302,7 +302,8 @@ Status ServerImpl::SetOptions(grpc::ServerContext* ctx, const pb::Options* req, 
     if (Status s = admit(ctx, &id, true); !s.ok()) return s;
     return guarded([&] {
         if (m_session.isRunning()) return Status { StatusCode::FAILED_PRECONDITION, "options cannot change during a run" };
-        m_session.setOptions(remote::fromProto(*req, m_session.options()));
+        // One step: a comparison ending meanwhile keeps its change of the reference run.
+        m_session.updateOptions([&](SessionOptions& o) { o = remote::fromProto(*req, o); });
         return Status::OK;
     });
 }

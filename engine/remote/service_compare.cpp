@@ -23,6 +23,8 @@ Status ServerImpl::Compare(grpc::ServerContext* ctx, const pb::CompareRequest* r
     } catch (const std::exception& e) {
         return { StatusCode::INVALID_ARGUMENT, e.what() };
     }
+    // Run A on the inputs the served session runs on now (a client may have given others).
+    request.inputsA = m_session.inputs();
     const uint64_t ticket = m_comparison.begin();
     log("client " + std::to_string(id) + " compares"
         + (request.source == CompareRequest::Source::OtherModel ? " with " + request.modelB

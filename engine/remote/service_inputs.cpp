@@ -5,7 +5,23 @@
 #include "remote/protocol.h"
 #include "remote/server_impl.h"
 
+#include "core/checked.h"
+
 #include <cstring>
+
+namespace {
+// The elements of a shape, or nothing when their count overflows.
+std::optional<int64_t> shapeElements(const opscope::Shape& shape)
+{
+    int64_t n = 1;
+    for (int64_t d : shape.dims()) {
+        const std::optional<int64_t> m = opscope::checkedMul(n, d);
+        if (!m) return std::nullopt;
+        n = *m;
+    }
+    return n;
+}
+}
 
 namespace opscope::debug {
 
@@ -16,6 +32,20 @@ Status ServerImpl::SetInputs(grpc::ServerContext* ctx, grpc::ServerReader<pb::Te
 {
     uint64_t id = 0;
     if (Status s = admit(ctx, &id, true); !s.ok()) return s;
+    // Whatever the engine throws (a bad type, a shape it cannot hold) is a status naming it.
+    try {
+        return readInputs(reader);
+    } catch (const std::bad_alloc&) {
+        return { StatusCode::RESOURCE_EXHAUSTED, "out of memory for the inputs" };
+    } catch (const ResourceError& e) {
+        return { StatusCode::RESOURCE_EXHAUSTED, e.what() };
+    } catch (const std::exception& e) {
+        return { StatusCode::INVALID_ARGUMENT, e.what() };
+    }
+}
+
+Status ServerImpl::readInputs(grpc::ServerReader<pb::TensorChunk>* reader)
+{
     if (!m_options.clientsStart)
         return { StatusCode::FAILED_PRECONDITION, "this server's program feeds the model its own inputs (a training loop's batches)" };
     const std::vector<std::string> names = m_session.inputNames();
@@ -45,7 +75,11 @@ Status ServerImpl::SetInputs(grpc::ServerContext* ctx, grpc::ServerReader<pb::Te
                 return { StatusCode::INVALID_ARGUMENT, what(i) + ": " + e.what() };
             }
             const DType dtype = remote::fromProto(h.dtype());
-            const uint64_t bytes = static_cast<uint64_t>(shape.size()) * dtypeSize(dtype);
+            const std::optional<int64_t> elements = shapeElements(shape);
+            const std::optional<int64_t> product = elements ? checkedMul(*elements, static_cast<int64_t>(dtypeSize(dtype))) : std::nullopt;
+            if (!product)
+                return { StatusCode::RESOURCE_EXHAUSTED, what(i) + ": shape " + shape.str() + " has more elements than an input may" };
+            const uint64_t bytes = static_cast<uint64_t>(*product);
             if (chunk.total_bytes() != bytes)
                 return { StatusCode::INVALID_ARGUMENT, what(i) + ": " + std::to_string(chunk.total_bytes()) + " bytes announced for "
                         + shape.str() + " " + dtypeName(dtype) + " (" + std::to_string(bytes) + ")" };
@@ -54,11 +88,7 @@ Status ServerImpl::SetInputs(grpc::ServerContext* ctx, grpc::ServerReader<pb::Te
                     "the inputs exceed " + std::to_string(remote::kMaxInputBytes >> 20) + " MiB (at " + what(i) + ")" };
             total += bytes;
             if (given.size() <= i) given.resize(i + 1);
-            try {
-                given[i] = Tensor(shape, dtype);
-            } catch (const std::bad_alloc&) {
-                return { StatusCode::RESOURCE_EXHAUSTED, "out of memory for " + what(i) };
-            }
+            given[i] = Tensor(shape, dtype);
             current = i;
             received = 0;
             continue;

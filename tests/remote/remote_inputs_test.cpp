@@ -28,7 +28,8 @@ TEST(RemoteInputs, AClientsInputsRunThereUntilItGivesTheServersOwnBack)
     ASSERT_TRUE(events.waitFinished(1));
     const Tensor ownOutput = c.fetchOutput(0);
 
-    // Zeros of the input's shape (a 2.5 MB batch of 8 streams in chunks too).
+    // Zeros of the input's shape; then a batch of 400 (1.25 MB: more than one request's worth, so
+    // it streams in chunks).
     const Tensor zeros = Tensor::zeros(own.shape());
     c.setInputs({ zeros });
     EXPECT_TRUE(sameBytes(served.session.inputs().at(0), zeros));
@@ -36,13 +37,17 @@ TEST(RemoteInputs, AClientsInputsRunThereUntilItGivesTheServersOwnBack)
     ASSERT_TRUE(events.waitFinished(2));
     EXPECT_FALSE(sameBytes(c.fetchOutput(0), ownOutput)) << "the run saw the client's input";
     Shape batch = own.shape();
-    batch = Shape({ 8, batch[1], batch[2], batch[3] });
-    const Tensor eight = Tensor::ones(batch);
-    c.setInputs({ eight });
-    EXPECT_TRUE(sameBytes(served.session.inputs().at(0), eight));
+    batch = Shape({ 400, batch[1], batch[2], batch[3] });
+    Tensor big = Tensor::ones(batch);
+    float* v = static_cast<float*>(big.raw());
+    for (int64_t k = 0; k < big.size(); ++k)
+        v[k] = static_cast<float>(k % 251) / 251.0f; // the chunks' order shows
+    ASSERT_GT(big.bytes(), size_t(1) << 20);
+    c.setInputs({ big });
+    EXPECT_TRUE(sameBytes(served.session.inputs().at(0), big));
     c.start();
     ASSERT_TRUE(events.waitFinished(3));
-    EXPECT_EQ(c.fetchOutput(0).shape()[0], 8);
+    EXPECT_EQ(c.fetchOutput(0).shape()[0], 400);
 
     // Nothing given: the server's own again, bit for bit.
     c.setInputs({});
