@@ -32,6 +32,12 @@ namespace {
     }
 }
 
+std::mutex& makingModels()
+{
+    static std::mutex making;
+    return making;
+}
+
 std::shared_ptr<CompareOutcome> runComparison(const std::string& modelA, const std::string& paramsA,
     const std::vector<Tensor>& inputsA, const CompareRequest& request, uint64_t seed)
 {
@@ -41,10 +47,7 @@ std::shared_ptr<CompareOutcome> runComparison(const std::string& modelA, const s
     // Both models are made and their deferred parameters initialised here, one after the other
     // (making a sample seeds the process's generator); then B runs on a thread of its own while A
     // runs here. A saved run B is read after A: it is matched by A's names.
-    // Making a sample seeds the process's generator and deferred initialisation draws from it: one
-    // comparison at a time makes its models (a server may be asked for two at once).
-    static std::mutex making;
-    std::unique_lock makingLock(making);
+    std::unique_lock makingLock(makingModels());
     load::LoadedModel a = load::loadModel(modelA, paramsA, seed);
     const std::vector<Tensor> runInputs = inputsFor(a, given);
     initialise(a, runInputs);

@@ -7,6 +7,7 @@
 #include "debug/compare_request.h"
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -21,5 +22,10 @@ std::shared_ptr<CompareOutcome> runComparison(const std::string& modelA, const s
 /// What an engine whose model is `modelA` (loaded with `paramsA` and `seed`) compares with:
 /// runComparison on the request's inputs, else on `defaultInputs`.
 Comparer comparerFor(std::string modelA, std::string paramsA, uint64_t seed = 0, std::vector<Tensor> defaultInputs = {});
+
+/// Held while a model is made for a job: making a sample seeds the process's generator and deferred
+/// initialisation draws from it, so two jobs (a server may be asked for two at once) make theirs one
+/// after the other.
+std::mutex& makingModels();
 
 } // namespace opscope::debug

@@ -6,6 +6,7 @@
 
 #include "debug/breakpoint.h"
 #include "debug/compare_request.h"
+#include "debug/explain.h"
 #include "debug/model_description.h"
 #include "debug/pause_event.h"
 #include "debug/run_record.h"
@@ -165,6 +166,13 @@ public:
     /// A tensor of the last comparison's run A or B; nothing when that run lacks it (or there is no
     /// comparison).
     virtual std::optional<Tensor> fetchCompared(CompareSide side, const std::string& tensorName, const Progress& progress = {}) = 0;
+
+    /// Why the engine's model gives its answer for the input its runs take now (debug/explain.h),
+    /// computed where the engine runs with a model of its own, loaded again (the run going on is
+    /// untouched). Explanation::input is that input. `options.progress` hears the work done and
+    /// cancels it by returning false (Explanation::cancelled). Throws UsageError when the engine
+    /// cannot explain (no model it can load again) or its model or input cannot be explained.
+    virtual Explanation explain(const ExplainOptions& options) = 0;
 
     virtual ControlInfo control() = 0;
     /// Control of an engine several clients share: take it (when nobody holds it or its holder has

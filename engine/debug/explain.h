@@ -50,7 +50,14 @@ struct Explanation {
     Tensor raw; ///< Grad-CAM: the map on the layer's own grid (h, w) before upsampling; else empty
     std::string layer; ///< Grad-CAM: the node whose output was used
     bool cancelled = false;
+    /// The input explained, where the caller did not give it (Engine::explain: the engine's own);
+    /// else empty.
+    Tensor input;
 };
+
+/// Explains with a model of its own: the inputs are those of a session's runs (labels after the
+/// model's own inputs, as the session takes them). Throws as explain() does.
+using Explainer = std::function<Explanation(const std::vector<Tensor>& inputs, const ExplainOptions& options)>;
 
 /// Explains `block`'s output for `input` (batch 1) with opscope's autograd (inference mode:
 /// BatchNorm uses its running statistics, Dropout is off) and executor. The block's output must be

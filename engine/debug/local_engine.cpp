@@ -146,6 +146,23 @@ std::shared_ptr<const CompareOutcome> LocalEngine::compare(const CompareRequest&
 
 void LocalEngine::endComparison() { m_comparison.end(); }
 
+void LocalEngine::setExplainer(Explainer explainer)
+{
+    std::lock_guard lock(m_mutex);
+    m_explainer = std::move(explainer);
+}
+
+Explanation LocalEngine::explain(const ExplainOptions& options)
+{
+    Explainer explainer;
+    {
+        std::lock_guard lock(m_mutex);
+        explainer = m_explainer;
+    }
+    if (!explainer) throw UsageError("this engine's model cannot be loaded again to explain (no explainer was given)");
+    return explainer(m_session.inputs(), options);
+}
+
 std::optional<Tensor> LocalEngine::fetchCompared(CompareSide side, const std::string& tensorName, const Progress& progress)
 {
     std::optional<Tensor> t = m_comparison.tensor(side, tensorName);

@@ -27,6 +27,8 @@ public:
     void setPauseStatistics(bool on);
     /// What compare() runs (null: comparing is refused); the front end that loaded the model gives it.
     void setComparer(Comparer comparer);
+    /// What explain() runs (null: explaining is refused); the front end that loaded the model gives it.
+    void setExplainer(Explainer explainer);
 
     std::string where() const override { return "this process"; }
     bool isRemote() const override { return false; }
@@ -68,6 +70,7 @@ public:
     std::optional<Tensor> fetchOutput(int index, const Progress& progress) override;
     RunRecord record() override { return m_session.record(); }
     std::shared_ptr<const CompareOutcome> compare(const CompareRequest& request) override;
+    Explanation explain(const ExplainOptions& options) override;
     void endComparison() override;
     std::optional<Tensor> fetchCompared(CompareSide side, const std::string& tensorName, const Progress& progress) override;
     ControlInfo control() override;
@@ -86,6 +89,7 @@ private:
     ModelDescription m_description;
     std::vector<Tensor> m_outputs; // of the last finished run
     Comparer m_comparer;
+    Explainer m_explainer;
     ComparisonSlot m_comparison;
 };
 

@@ -127,6 +127,10 @@ public:
     debug::CompareOutcome compare(const debug::CompareRequest& request);
     void endComparison();
     Tensor fetchCompared(debug::CompareSide side, const std::string& tensorName, const Progress& progress = {});
+    /// An explanation computed on the server, of the input its runs take now (Explanation::input).
+    /// `options.progress` hears the server's progress; returning false cancels the call (the result
+    /// then has `cancelled` set).
+    debug::Explanation explain(const debug::ExplainOptions& options);
 
     /// Starts the event thread (one subscription at a time; a second call replaces the first). The
     /// listener must outlive the subscription: unsubscribe(), detach() or the client's destructor.

@@ -55,6 +55,15 @@ debug::CompareRequest fromProto(const pb::CompareRequest& m);
 void toProto(const debug::CompareOutcome& o, pb::CompareReply* out);
 /// The runs' names only (valuesHere false). Throws when the graph does not parse.
 debug::CompareOutcome fromProto(const pb::CompareReply& m);
+void toProto(const debug::ExplainOptions& o, pb::ExplainRequest* out);
+/// Throws UsageError for an unknown method or a negative count (progress is not carried).
+debug::ExplainOptions fromProto(const pb::ExplainRequest& m);
+/// A tensor whole in one message; fromProto throws UsageError when its bytes do not fit its shape.
+void toProto(const Tensor& t, pb::DenseTensor* out);
+Tensor fromProto(const pb::DenseTensor& m);
+void toProto(const debug::Explanation& e, pb::Explanation* out);
+/// Throws UsageError for an unknown method or a tensor whose bytes do not fit its shape.
+debug::Explanation fromProto(const pb::Explanation& m);
 void toProto(const debug::TensorSlice& s, pb::Slice* out);
 debug::TensorSlice fromProto(const pb::Slice& s);
 

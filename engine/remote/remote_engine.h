@@ -74,6 +74,7 @@ public:
     }
     void endComparison() override { m_client->endComparison(); }
     std::optional<Tensor> fetchCompared(debug::CompareSide side, const std::string& tensorName, const Progress& progress) override;
+    debug::Explanation explain(const debug::ExplainOptions& options) override { return m_client->explain(options); }
     debug::ControlInfo control() override { return m_client->control(); }
     debug::ControlInfo takeControl() override { return m_client->takeControl(); }
     debug::ControlInfo releaseControl() override { return m_client->releaseControl(); }

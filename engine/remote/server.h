@@ -1,6 +1,7 @@
 #pragma once
 
 #include "debug/compare_request.h"
+#include "debug/explain.h"
 #include "debug/model_description.h"
 #include "debug/session.h"
 
@@ -41,6 +42,9 @@ struct ServeOptions {
     /// What Compare runs (debug/compare_request.h): run A is the served model loaded again, on the
     /// server's inputs. Null: Compare is refused (a program serving a session it built itself).
     Comparer comparer;
+    /// What Explain runs (debug/explain.h), with a model of its own, on the session's current inputs.
+    /// Null: Explain is refused (a program serving a session it built itself, a training loop).
+    Explainer explainer;
     /// Gets every session event too, after the clients (the session has one listener: the server's).
     SessionListener* forward = nullptr;
     /// Refused requests and client comings and goings (default: stderr).

@@ -4,6 +4,7 @@
 // fanned out to subscribers (server.cpp), the calls (service.cpp).
 
 #include "opscope_debug.grpc.pb.h"
+#include "core/error.h"
 #include "debug/comparison_slot.h"
 #include "remote/convert.h"
 #include "remote/server.h"
@@ -21,6 +22,26 @@
 namespace opscope::debug {
 
 namespace pb = opscope::remote::v1;
+
+/// Runs `f`, turning what the engine throws into a status naming it.
+template <class F> grpc::Status guarded(F&& f, const char* outOfMemory = "out of memory")
+{
+    try {
+        return f();
+    } catch (const UsageError& e) {
+        return { grpc::StatusCode::INVALID_ARGUMENT, e.what() };
+    } catch (const FileError& e) {
+        return { grpc::StatusCode::INVALID_ARGUMENT, e.what() };
+    } catch (const MovedOnError& e) {
+        return { grpc::StatusCode::FAILED_PRECONDITION, e.what() };
+    } catch (const ResourceError& e) {
+        return { grpc::StatusCode::RESOURCE_EXHAUSTED, e.what() };
+    } catch (const std::bad_alloc&) {
+        return { grpc::StatusCode::RESOURCE_EXHAUSTED, outOfMemory };
+    } catch (const std::exception& e) {
+        return { grpc::StatusCode::INTERNAL, e.what() };
+    }
+}
 
 class ServerImpl final : public pb::Debugger::Service, public SessionListener {
 public:
@@ -64,6 +85,8 @@ public:
     // service_compare.cpp
     grpc::Status Compare(grpc::ServerContext*, const pb::CompareRequest*, pb::CompareReply*) override;
     grpc::Status EndComparison(grpc::ServerContext*, const pb::Empty*, pb::Empty*) override;
+    // service_explain.cpp
+    grpc::Status Explain(grpc::ServerContext*, const pb::ExplainRequest*, grpc::ServerWriter<pb::ExplainProgress>*) override;
 
 private:
     struct Client {

@@ -14,22 +14,6 @@ using grpc::Status;
 using grpc::StatusCode;
 
 namespace {
-    // Runs `f`, turning what the engine throws into a status naming it.
-    template <class F> Status guarded(F&& f)
-    {
-        try {
-            return f();
-        } catch (const UsageError& e) {
-            return { StatusCode::INVALID_ARGUMENT, e.what() };
-        } catch (const MovedOnError& e) {
-            return { StatusCode::FAILED_PRECONDITION, e.what() };
-        } catch (const std::bad_alloc&) {
-            return { StatusCode::RESOURCE_EXHAUSTED, "out of memory" };
-        } catch (const std::exception& e) {
-            return { StatusCode::INTERNAL, e.what() };
-        }
-    }
-
     Status noRun(const Session& s)
     {
         return { StatusCode::FAILED_PRECONDITION,

@@ -31,17 +31,12 @@ Status ServerImpl::Compare(grpc::ServerContext* ctx, const pb::CompareRequest* r
                 : request.source == CompareRequest::Source::Saved ? " with the saved run " + request.savedB
                                                                   : std::string(" the model with itself computing otherwise")));
     std::shared_ptr<const CompareOutcome> outcome;
-    try {
-        outcome = m_options.comparer(request);
-    } catch (const UsageError& e) {
-        return { StatusCode::INVALID_ARGUMENT, e.what() };
-    } catch (const FileError& e) {
-        return { StatusCode::INVALID_ARGUMENT, e.what() };
-    } catch (const std::bad_alloc&) {
-        return { StatusCode::RESOURCE_EXHAUSTED, "out of memory comparing the runs" };
-    } catch (const std::exception& e) {
-        return { StatusCode::INTERNAL, e.what() };
-    }
+    if (Status s = guarded([&] {
+            outcome = m_options.comparer(request);
+            return Status::OK;
+        }, "out of memory comparing the runs");
+        !s.ok())
+        return s;
     m_comparison.finish(ticket, outcome);
     remote::toProto(*outcome, reply);
     return Status::OK;

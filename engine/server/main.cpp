@@ -6,6 +6,7 @@
 #include "cli/model_info.h"
 #include "cli/remote_commands.h"
 #include "compare/compare_job.h"
+#include "compare/explain_job.h"
 #include "core/error.h"
 #include "remote/server.h"
 #include "server/served_training.h"
@@ -96,6 +97,8 @@ int main(int argc, char** argv)
             options.model = describeModel(m, inputs);
             // A comparison's run A: the model loaded again as it was here, on the same inputs.
             options.comparer = debug::comparerFor(r.model, r.params, r.seed, inputs);
+            // An explanation's model: loaded again as it was here (the session's block stays the run's).
+            options.explainer = debug::explainerFor(r.model, r.params, r.seed);
         }
         options.listen = listen;
         options.tlsCertFile = tlsCert;

@@ -111,6 +111,8 @@ public:
     /// How element `index` of the paused node's output `tensor` is computed (a convolution's or a
     /// fully connected layer's, paused after it), in the "How This Value Is Computed" window; false
     /// with a status-bar message saying why not otherwise. The Image tab's clicks call it.
+    /// On a server, the node's tensors are fetched first: true then means the window opens when
+    /// they are here (unitAnatomyShown).
     bool showUnitAnatomy(const QString& tensor, const QList<qint64>& index);
     UnitAnatomyView* unitAnatomyView() const { return m_anatomyView; }
     /// What channel `channel` of the layer whose output `tensor` is responds to, over a data set that
@@ -147,6 +149,8 @@ Q_SIGNALS:
     void pauseShown();
     /// The scripted part of the command line (--screenshot, --quit) is done.
     void scriptDone(int exitStatus);
+    /// The "How This Value Is Computed" window shows a value's terms.
+    void unitAnatomyShown();
 
 protected:
     void closeEvent(QCloseEvent* event) override;
@@ -162,6 +166,9 @@ private:
     void showMessage(const QString& title, const QString& text);
     /// True (and a status-bar message) when the model runs on a server: `what` needs it here.
     bool localOnly(const QString& what);
+    /// The "How This Value Is Computed" window for element `idx` of node `id`'s output, from the
+    /// node's inputs and, last, its output.
+    bool presentUnitAnatomy(const Graph& graph, uint32_t id, std::vector<Tensor> tensors, const std::vector<int64_t>& idx);
 
     void onModelLoaded(ModelInfoPtr model);
     /// Shows `model`'s own graph (its fusion groups framed).

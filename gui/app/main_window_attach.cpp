@@ -127,9 +127,6 @@ void MainWindow::onAttachChanged()
     m_breakpoints->setEngine(&m_controller->engine());
     syncBreakpointMarks();
     m_banner->hide();
-    // What needs the model's weights here waits while they are on a server (the Model panel's
-    // samples and Open stay: opening a model here detaches).
-    m_explain->setEnabled(!attached);
     if (attached) {
         setWindowTitle(tr("%1 on %2 — opscope").arg(m_controller->model()->title, m_controller->engineLocation()));
         statusBar()->showMessage(tr("Attached to %1").arg(m_controller->engineLocation()), 8000);

@@ -15,6 +15,7 @@
 #include "gui/tensor/value_format.h"
 
 #include <QDialog>
+#include <QFutureWatcher>
 #include <QStatusBar>
 #include <QVBoxLayout>
 
@@ -29,7 +30,6 @@ bool MainWindow::showUnitAnatomy(const QString& tensor, const QList<qint64>& ind
         return false;
     };
     if (!e || !graph || e->nodeId >= graph->size()) return refuse(tr("Not paused"));
-    if (localOnly(tr("How a value is computed"))) return false;
     const uint32_t id = e->nodeId;
     const Node& node = graph->node(id);
     if (!debug::hasUnitAnatomy(node))
@@ -37,23 +37,54 @@ bool MainWindow::showUnitAnatomy(const QString& tensor, const QList<qint64>& ind
                          "to see how it is computed"));
     if (tensor.toStdString() != graph->outputName(NodeEntry { id, 0, 0 }))
         return refuse(tr("Click a value of %1's output to see how it is computed").arg(QString::fromStdString(node.name)));
-    std::vector<Tensor> inputs;
-    for (size_t slot = 0; slot < node.inputs.size(); ++slot) {
-        const std::string name = graph->inputName(id, slot);
-        const auto it = std::find_if(
-            e->tensors.begin(), e->tensors.end(), [&](const debug::PausedTensor& t) { return t.isInput && t.name == name; });
-        if (it == e->tensors.end()) return refuse(tr("The pause does not hold %1").arg(QString::fromStdString(name)));
-        inputs.push_back(it->values);
+    // The node's inputs, then its output, as the pause holds them.
+    std::vector<std::string> names;
+    for (size_t slot = 0; slot < node.inputs.size(); ++slot)
+        names.push_back(graph->inputName(id, slot));
+    names.push_back(tensor.toStdString());
+    std::vector<Tensor> tensors;
+    for (size_t i = 0; i < names.size(); ++i) {
+        const bool isInput = i + 1 < names.size();
+        const auto it = std::find_if(e->tensors.begin(), e->tensors.end(),
+            [&](const debug::PausedTensor& t) { return t.isInput == isInput && t.name == names[i]; });
+        if (it == e->tensors.end()) return refuse(tr("The pause does not hold %1").arg(QString::fromStdString(names[i])));
+        tensors.push_back(it->values);
     }
-    const auto out = std::find_if(e->tensors.begin(), e->tensors.end(),
-        [&](const debug::PausedTensor& t) { return !t.isInput && t.name == tensor.toStdString(); });
-    if (out == e->tensors.end()) return refuse(tr("The pause does not hold %1").arg(tensor));
     std::vector<int64_t> idx(index.begin(), index.end());
+    if (!m_controller->model() || !m_controller->model()->isRemote()) return presentUnitAnatomy(*graph, id, std::move(tensors), idx);
+    // On a server: the terms are computed here from the node's tensors, fetched from there.
+    statusBar()->showMessage(tr("Fetching the tensors of %1 from %2…").arg(QString::fromStdString(node.name), m_controller->engineLocation()));
+    auto* watcher = new QFutureWatcher<SessionController::Fetched>(this);
+    connect(watcher, &QFutureWatcher<SessionController::Fetched>::finished, this, [this, watcher, e, graph, id, idx, names] {
+        watcher->deleteLater();
+        const SessionController::Fetched f = watcher->result();
+        const auto now = m_controller->pauseEvent();
+        if (!now || now->runId != e->runId || now->sequence != e->sequence) return; // the run has moved on
+        std::vector<Tensor> fetched;
+        for (size_t i = 0; i < names.size(); ++i) {
+            if (i >= f.tensors.size() || !f.tensors[i]) {
+                statusBar()->showMessage(tr("%1 could not be fetched: %2").arg(QString::fromStdString(names[i]), f.error), 8000);
+                return;
+            }
+            fetched.push_back(*f.tensors[i]);
+        }
+        statusBar()->clearMessage();
+        presentUnitAnatomy(*graph, id, std::move(fetched), idx);
+    });
+    watcher->setFuture(m_controller->fetchTensors(names));
+    return true;
+}
+
+bool MainWindow::presentUnitAnatomy(const Graph& graph, uint32_t id, std::vector<Tensor> tensors, const std::vector<int64_t>& idx)
+{
+    const Tensor out = tensors.back();
+    tensors.pop_back();
     debug::UnitAnatomy anatomy;
     try {
-        anatomy = debug::unitAnatomy(*graph, id, inputs, out->values, idx);
+        anatomy = debug::unitAnatomy(graph, id, tensors, out, idx);
     } catch (const std::exception& x) {
-        return refuse(QString::fromStdString(x.what()));
+        statusBar()->showMessage(QString::fromStdString(x.what()), 8000);
+        return false;
     }
     if (!m_anatomyDialog) {
         m_anatomyDialog = new QDialog(this);
@@ -65,9 +96,10 @@ bool MainWindow::showUnitAnatomy(const QString& tensor, const QList<qint64>& ind
         m_anatomyDialog->resize(m_anatomyView->sizeHint());
     }
     m_anatomyView->setAnatomy(anatomy);
-    m_anatomyDialog->setWindowTitle(tr("How %1 %2 is computed").arg(QString::fromStdString(node.name), formatIndex(idx)));
+    m_anatomyDialog->setWindowTitle(tr("How %1 %2 is computed").arg(QString::fromStdString(graph.node(id).name), formatIndex(idx)));
     m_anatomyDialog->show();
     m_anatomyDialog->raise();
+    Q_EMIT unitAnatomyShown();
     return true;
 }
 

@@ -246,11 +246,7 @@ void MainWindow::explainRun()
 {
     const ModelInfoPtr model = m_controller->model();
     if (!model) return;
-    if (model->isRemote()) {
-        m_explain->clearSubject(tr("Explaining runs the model here, with its weights; this one runs on %1.").arg(model->server));
-        return;
-    }
-    if (m_options.present > 0 && !m_presentation) openPresentation(m_options.present - 1);
+    if (m_options.present > 0 && !m_presentation && !model->isRemote()) openPresentation(m_options.present - 1);
     if (!m_options.explain.isEmpty()) {
         m_explain->setMethod(debug::parseMethod(m_options.explain.toStdString()));
         m_explainDock->show();
@@ -259,6 +255,13 @@ void MainWindow::explainRun()
     if (model->inputNames.size() != 1) {
         m_explain->clearSubject(tr("Explaining needs a model of one input; this one takes %1.")
                                     .arg(model->inputNames.size()));
+        return;
+    }
+    if (model->isRemote()) { // explained there, with the server's weights, on the input of its run
+        if (const auto engine = m_controller->remoteEngine(); engine && !m_controller->isEngineLost())
+            m_explain->setSubject(model, engine, m_controller->currentRunId());
+        else
+            m_explain->clearSubject(tr("The engine on %1 is gone: reconnect to explain.").arg(model->server));
         return;
     }
     const InputPanel::Built built = m_inputs->buildInputs();

@@ -178,9 +178,21 @@ ExplainPanel::ExplainPanel(QWidget* parent)
 
 void ExplainPanel::setSubject(ModelInfoPtr model, const Tensor& input, ParameterSnapshot weights)
 {
-    const bool sameModel = m_model && model && m_model->spec == model->spec && m_model->paramsFile == model->paramsFile;
-    const bool sameInput = m_input.defined() && input.defined() && m_input.shape() == input.shape()
-        && m_input.dtype() == input.dtype() && std::memcmp(m_input.raw(), input.raw(), input.bytes()) == 0;
+    subject(std::move(model), input, std::move(weights), nullptr, 0);
+}
+
+void ExplainPanel::setSubject(ModelInfoPtr model, std::shared_ptr<debug::Engine> engine, uint64_t runId)
+{
+    subject(std::move(model), Tensor(), {}, std::move(engine), runId);
+}
+
+void ExplainPanel::subject(ModelInfoPtr model, const Tensor& input, ParameterSnapshot weights, std::shared_ptr<debug::Engine> engine, uint64_t runId)
+{
+    const bool sameModel = m_model && model && m_model->spec == model->spec && m_model->paramsFile == model->paramsFile
+        && m_engine == engine;
+    const bool sameInput = engine ? m_engineRun == runId
+                                  : m_input.defined() && input.defined() && m_input.shape() == input.shape()
+            && m_input.dtype() == input.dtype() && std::memcmp(m_input.raw(), input.raw(), input.bytes()) == 0;
     const QString weightsKey = fingerprint(weights);
     // Shown already for this model, weights, input, method, class and layer: nothing to do.
     if (sameModel && sameInput && weightsKey == m_weightsKey && m_result && !m_runner->isRunning()
@@ -192,6 +204,8 @@ void ExplainPanel::setSubject(ModelInfoPtr model, const Tensor& input, Parameter
     m_weightsKey = weightsKey;
     m_model = std::move(model);
     m_input = input;
+    m_engine = std::move(engine);
+    m_engineRun = runId;
     if (!sameModel) {
         m_class = -1;
         m_classes->clear();
@@ -209,7 +223,8 @@ void ExplainPanel::setSubject(ModelInfoPtr model, const Tensor& input, Parameter
         }
     }
     // Grad-CAM and occlusion need an image.
-    const bool image = m_input.defined() && m_input.ndim() == 4;
+    const bool image = m_input.defined() ? m_input.ndim() == 4
+        : m_engine && m_model && m_model->inputShapes.size() == 1 && m_model->inputShapes.front().ndim() == 4;
     if (auto* items = qobject_cast<QStandardItemModel*>(m_methodBox->model())) {
         for (int i = 0; i < m_methodBox->count(); ++i) {
             const auto m = static_cast<debug::ExplainMethod>(m_methodBox->itemData(i).toInt());
@@ -230,6 +245,8 @@ void ExplainPanel::clearSubject(const QString& message)
     m_runner->cancel();
     m_model.reset();
     m_input = {};
+    m_engine.reset();
+    m_engineRun = 0;
     m_result.reset();
     m_overlay = {};
     m_dirty = false;
@@ -288,7 +305,7 @@ void ExplainPanel::showEvent(QShowEvent* event)
 
 void ExplainPanel::compute()
 {
-    if (!m_model || !m_input.defined()) return;
+    if (!m_model || (!m_input.defined() && !m_engine)) return;
     if (!isVisible()) {
         m_dirty = true;
         return;
@@ -303,6 +320,7 @@ void ExplainPanel::compute()
     r.options.topK = 10;
     if (r.options.method == debug::ExplainMethod::GradCam) r.options.layer = m_layerBox->currentText().toStdString();
     r.weights = m_weights;
+    r.engine = m_engine;
     m_progress->hide();
     m_cancel->setVisible(r.options.method == debug::ExplainMethod::Occlusion);
     m_status->setText(tr("Computing %1…").arg(methodTitle(r.options.method)));
@@ -346,6 +364,7 @@ void ExplainPanel::onFinished(ExplainResultPtr result)
     QString text = tr("%1 of class %2 (score %3)").arg(methodTitle(e.method), className(e.classIndex)).arg(e.score, 0, 'g', 4);
     if (!e.layer.empty()) text += tr(" on %1").arg(QString::fromStdString(e.layer));
     text += tr(" · strongest at row %1, column %2 · %3 ms").arg(peak / cols).arg(peak % cols).arg(m_result->elapsedMs);
+    if (m_engine && m_model) text += tr(" · computed on %1").arg(m_model->server);
     if (m_overlay.isNull()) text += tr(" · the input is not an image: no overlay");
     m_status->setText(text);
     Q_EMIT explanationShown();

@@ -33,6 +33,9 @@ public:
     /// The model, its weights as the window has them (empty: the model's own) and the input to
     /// explain; computed now when visible, else when shown.
     void setSubject(ModelInfoPtr model, const Tensor& input, ParameterSnapshot weights = {});
+    /// The model runs on `engine` (a server's): it explains the input of its run `runId` there, with
+    /// its own weights; computed again for another run, method, class or layer.
+    void setSubject(ModelInfoPtr model, std::shared_ptr<debug::Engine> engine, uint64_t runId);
     /// Nothing to explain: `message` says why.
     void clearSubject(const QString& message);
 
@@ -59,6 +62,7 @@ protected:
     void showEvent(QShowEvent* event) override;
 
 private:
+    void subject(ModelInfoPtr model, const Tensor& input, ParameterSnapshot weights, std::shared_ptr<debug::Engine> engine, uint64_t runId);
     void compute();
     void onFinished(ExplainResultPtr result);
     void showMessage(const QString& text);
@@ -71,6 +75,8 @@ private:
     Tensor m_input;
     ParameterSnapshot m_weights;
     QString m_weightsKey;
+    std::shared_ptr<debug::Engine> m_engine; // where the model runs, when elsewhere
+    uint64_t m_engineRun = 0; // the run whose input the engine explains
     int64_t m_class = -1;
     bool m_dirty = false;
     ExplainResultPtr m_result;

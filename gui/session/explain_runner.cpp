@@ -1,7 +1,7 @@
 #include "gui/session/explain_runner.h"
 
-#include "load/model_loader.h"
-#include "load/onnx_loader.h"
+#include "compare/explain_job.h"
+#include "debug/engine.h"
 
 #include <QCoreApplication>
 #include <QElapsedTimer>
@@ -12,30 +12,15 @@ namespace opscope::gui {
 
 struct ExplainRunner::Worker {
     std::mutex mutex; // one job at a time uses the model
-    QString model, params;
-    Shape shape;
-    load::LoadedModel loaded;
+    debug::ExplainModel model;
 
-    // The model for this request, loaded again only when the model, its parameters or the input's
-    // shape changed.
+    // The model for this request (loaded again only when the model, its parameters or the input's
+    // shape changed) with the window's weights.
     gluon::HybridBlock& modelFor(const ExplainRequest& r)
     {
-        if (!loaded.block || model != r.model || params != r.params || shape != r.input.shape()) {
-            loaded = {};
-            load::LoadedModel m = load::loadModel(r.model.toStdString(), r.params.toStdString(), 0);
-            if (m.inputNames.size() != 1)
-                throw UsageError("the model takes " + std::to_string(m.inputNames.size())
-                    + " inputs; explaining needs a model of one input");
-            load::fitToInputs(m, std::vector<Tensor> { r.input });
-            if (!m.block->hasFixedGraph()) m.block->initializeFor({ r.input.shape() });
-            m.block->hybridize();
-            loaded = std::move(m);
-            model = r.model;
-            params = r.params;
-            shape = r.input.shape();
-        }
-        applyParameters(*loaded.block, r.weights);
-        return *loaded.block;
+        gluon::HybridBlock& block = model.blockFor(r.model.toStdString(), r.params.toStdString(), 0, r.input);
+        applyParameters(block, r.weights);
+        return block;
     }
 };
 
@@ -61,7 +46,7 @@ void ExplainRunner::start(ExplainRequest request)
     ++m_running;
     Q_EMIT started();
     QPointer<ExplainRunner> self(this);
-    request.input = request.input.copy(); // the window's tensor may change meanwhile
+    if (request.input.defined()) request.input = request.input.copy(); // the window's tensor may change meanwhile
     auto worker = m_worker;
     auto current = m_current;
     auto deliver = [self, generation](auto&& fn) {
@@ -94,9 +79,14 @@ void ExplainRunner::start(ExplainRequest request)
             return true;
         };
         try {
-            gluon::HybridBlock& block = worker->modelFor(request);
             auto result = std::make_shared<ExplainResult>();
-            result->explanation = debug::explain(block, request.input, request.options);
+            if (request.engine) {
+                result->explanation = request.engine->explain(request.options);
+                request.input = result->explanation.input; // the engine's, which the overlay shows
+                request.engine.reset();
+            } else {
+                result->explanation = debug::explain(worker->modelFor(request), request.input, request.options);
+            }
             result->elapsedMs = timer.elapsed();
             request.options.progress = {};
             request.weights.clear(); // kept by the caller; not needed with the result

@@ -18,6 +18,10 @@
 #include <QObject>
 #include <QString>
 
+namespace opscope::debug {
+class Engine;
+}
+
 namespace opscope::gui {
 
 struct ExplainRequest {
@@ -26,6 +30,9 @@ struct ExplainRequest {
     Tensor input; ///< (1, C, H, W) or (1, D)
     debug::ExplainOptions options; ///< its progress callback is the runner's
     ParameterSnapshot weights; ///< the window's weights (empty: the model's own)
+    /// Where the engine runs elsewhere (a server's): it explains the input of its runs with its own
+    /// model and weights (Engine::explain); model, params, input and weights are then not used.
+    std::shared_ptr<debug::Engine> engine;
 };
 
 struct ExplainResult {

@@ -1,6 +1,7 @@
 #include "gui/session/session_controller.h"
 
 #include "compare/compare_job.h"
+#include "compare/explain_job.h"
 #include "core/error.h"
 
 #include <functional>
@@ -214,6 +215,8 @@ void SessionController::adoptModel(ModelInfoPtr model)
     // A comparison's run A is the model loaded again from where it came from.
     m_engine->endComparison();
     m_engine->setComparer(debug::comparerFor(model->spec.toStdString(), model->paramsFile.toStdString()));
+    // Engine::explain here: the model's own weights (the Explain dock gives the window's, trained or not).
+    m_engine->setExplainer(debug::explainerFor(model->spec.toStdString(), model->paramsFile.toStdString()));
     m_model = std::move(model);
     m_pause.reset();
     m_pauseReport.reset(); // its tensors, with a local engine, share the run's storage

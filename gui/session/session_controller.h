@@ -110,6 +110,9 @@ public:
     /// `pin`: where the tensor was seen (a pause, a run's record); reads fail once the server has
     /// moved on from there.
     std::shared_ptr<const TensorSource> tensorSource(const std::string& name, const debug::TensorPin& pin = {}) const;
+    /// The server's engine while attached (held by whoever computes there: it outlives a detach and
+    /// then fails), else null.
+    std::shared_ptr<debug::Engine> remoteEngine() const;
     /// Tensors of a server's pause larger than this stay there and are read as the views need
     /// them (tensorSource); smaller ones are fetched whole. Default kWholeFetchLimit.
     static constexpr qint64 kWholeFetchLimit = qint64 { 16 } << 20;

@@ -94,6 +94,8 @@ std::shared_ptr<const TensorSource> SessionController::tensorSource(const std::s
     return std::make_shared<EngineTensorSource>(m_remote, name, pin);
 }
 
+std::shared_ptr<debug::Engine> SessionController::remoteEngine() const { return m_remote; }
+
 std::shared_ptr<const debug::PauseReport> SessionController::pauseReport() const
 {
     return m_pause && m_pauseReport && &m_pauseReport->event == m_pause.get() ? m_pauseReport : nullptr;
