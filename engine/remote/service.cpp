@@ -4,7 +4,9 @@
 #include "core/error.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <thread>
 #include "remote/protocol.h"
 #include "remote/server_impl.h"
 
@@ -14,6 +16,9 @@ using grpc::Status;
 using grpc::StatusCode;
 
 namespace {
+    /// How long GetModel waits for the first run of a program that starts its runs itself.
+    constexpr std::chrono::seconds kFirstRunWait { 10 };
+
     Status noRun(const Session& s)
     {
         return { StatusCode::FAILED_PRECONDITION,
@@ -169,10 +174,19 @@ Status ServerImpl::GetModel(grpc::ServerContext* ctx, const pb::Empty*, pb::Mode
 {
     uint64_t id = 0;
     if (Status s = admit(ctx, &id, false); !s.ok()) return s;
+    // A program that starts the runs itself (a training loop) is about to: its first run traces the
+    // graph, waited for a while rather than refused.
+    const auto until = std::chrono::steady_clock::now() + kFirstRunWait;
+    while (!m_options.model && !m_options.clientsStart && !m_session.graph() && !ctx->IsCancelled()
+        && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
     return guarded([&] {
         const ModelDescription d = m_options.model ? *m_options.model : describeSession(m_session, m_options.modelName);
         if (!d.graph)
-            return Status { StatusCode::FAILED_PRECONDITION, "the model's graph is known after its first run" };
+            return Status { StatusCode::FAILED_PRECONDITION,
+                m_options.clientsStart ? "the model's graph is known after its first run (start one)"
+                                       : "the model's graph is known after its first run, which the served program has not started within "
+                        + std::to_string(kFirstRunWait.count()) + " s" };
         remote::toProto(d, reply);
         return Status::OK;
     });

@@ -271,4 +271,35 @@ TEST(RemoteSession, ARunStartedRightAfterSubscribeIsHeardFromItsStart)
     EXPECT_TRUE(first.waitFinished(1));
 }
 
+TEST(RemoteSession, TheModelOfAProgramThatStartsItsRunsIsAnsweredOnceItsFirstRunBegins)
+{
+    Watchdog dog("model before the first run");
+    debug::ServeOptions program; // a program's own session: no description, its runs its own
+    program.clientsStart = false;
+    ServedSample served("mlp", program);
+    Client c(served.connect());
+    // Asked before the program's first run, the model is answered when that run has traced it.
+    std::thread firstRun([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        served.session.start();
+    });
+    const auto asked = std::chrono::steady_clock::now();
+    const debug::ModelDescription d = c.model();
+    firstRun.join();
+    ASSERT_TRUE(d.graph);
+    EXPECT_GE(std::chrono::steady_clock::now() - asked, std::chrono::milliseconds(250)) << "answered before the run began";
+    EXPECT_EQ(d.graph->size(), served.session.graph()->size());
+
+    // A session whose clients start the runs says so at once.
+    ServedSample idle("mlp");
+    Client i(idle.connect());
+    try {
+        i.model();
+        ADD_FAILURE() << "a session that never ran described its graph";
+    } catch (const RemoteError& e) {
+        EXPECT_EQ(e.code(), grpc::StatusCode::FAILED_PRECONDITION);
+        EXPECT_NE(std::string(e.what()).find("start one"), std::string::npos) << e.what();
+    }
+}
+
 } // namespace opscope::remote::test
