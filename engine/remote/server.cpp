@@ -12,13 +12,12 @@
 
 #include <fstream>
 #include <iostream>
+#include <algorithm>
 #include <sstream>
 
 namespace opscope::debug {
 
 namespace {
-    // A holder with no event stream that has said nothing for this long is gone.
-    constexpr auto kStaleHolder = std::chrono::seconds(30);
     // Events a subscriber may lag behind before its stream is ended (RESOURCE_EXHAUSTED).
     constexpr size_t kMaxQueuedEvents = 4096;
 
@@ -92,6 +91,34 @@ void ServerImpl::start()
     const size_t colon = m_options.listen.rfind(':');
     m_address = m_options.listen.substr(0, colon) + ":" + std::to_string(m_port);
     m_session.setListener(this);
+    m_reaper = std::thread([this] { reapStaleHolder(); });
+}
+
+void ServerImpl::reapStaleHolder()
+{
+    const auto tick = std::clamp<std::chrono::milliseconds>(
+        m_options.staleHolder / 2, std::chrono::milliseconds(50), std::chrono::milliseconds(1000));
+    std::unique_lock lock(m_mutex);
+    while (!m_shutdown) {
+        m_reaperCv.wait_for(lock, tick);
+        if (m_shutdown || m_holder == 0) continue;
+        bool freed = false;
+        const std::string note = freeStaleHolder(&freed);
+        if (!freed) continue;
+        lock.unlock();
+        holderGone(note);
+        lock.lock();
+    }
+}
+
+void ServerImpl::holderGone(const std::string& note)
+{
+    if (!note.empty()) log(note);
+    broadcastControl();
+    if (m_options.onDetach == OnDetach::Continue && m_session.isPaused()) {
+        log("the run goes on (--on-detach continue)");
+        m_session.continueRun();
+    }
 }
 
 void ServerImpl::shutdown()
@@ -105,6 +132,8 @@ void ServerImpl::shutdown()
         m_shutdown = true;
     }
     m_eventCv.notify_all();
+    m_reaperCv.notify_all();
+    if (m_reaper.joinable()) m_reaper.join();
     if (m_server) {
         m_server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
         m_server->Wait();
@@ -187,7 +216,8 @@ grpc::Status ServerImpl::admit(grpc::ServerContext* ctx, uint64_t* client, bool 
         inst != md.end() && std::string_view(inst->second.data(), inst->second.size()) != m_instance)
         return { grpc::StatusCode::UNAUTHENTICATED,
             "client " + std::to_string(id) + " attached to an earlier run of this server (it was started again): attach again" };
-    bool controlChanged = false;
+    bool controlChanged = false, holderFreed = false;
+    std::optional<grpc::Status> refused;
     std::string note; // logged after the lock (a log callback may call back)
     {
         std::lock_guard lock(m_mutex);
@@ -203,39 +233,44 @@ grpc::Status ServerImpl::admit(grpc::ServerContext* ctx, uint64_t* client, bool 
         c->second.lastSeen = std::chrono::steady_clock::now();
         *client = id;
         if (control && m_holder != id) {
-            note = freeStaleHolder();
+            note = freeStaleHolder(&holderFreed);
             if (m_holder != 0 || c->second.watchOnly) {
                 const std::string holder = m_holder ? "client " + std::to_string(m_holder) + " ("
                         + m_clients.at(m_holder).name + ") holds control"
                                                     : "this client attached to watch";
-                return { grpc::StatusCode::PERMISSION_DENIED,
+                refused = grpc::Status { grpc::StatusCode::PERMISSION_DENIED,
                     holder + ": client " + std::to_string(id) + " may only watch until control is handed over to it" };
+            } else {
+                m_holder = id;
+                controlChanged = true;
             }
-            m_holder = id;
-            controlChanged = true;
         }
     }
-    if (!note.empty()) log(note);
+    if (holderFreed) holderGone(note); // before this client's command
+    if (refused) return *refused;
     if (controlChanged) broadcastControl();
     return grpc::Status::OK;
 }
 
-std::string ServerImpl::freeStaleHolder()
+std::string ServerImpl::freeStaleHolder(bool* freed)
 {
+    *freed = false;
     auto h = m_clients.find(m_holder);
     if (h == m_clients.end()) { // its client is gone
         m_holder = 0;
         return {};
     }
-    if (h->second.subscriptions > 0 || std::chrono::steady_clock::now() - h->second.lastSeen <= kStaleHolder) return {};
+    if (h->second.subscriptions > 0 || std::chrono::steady_clock::now() - h->second.lastSeen <= m_options.staleHolder) return {};
     const std::string note = "client " + std::to_string(m_holder) + " (" + h->second.name + ") went quiet: control is free";
     m_clients.erase(h);
     m_holder = 0;
+    *freed = true;
     return note;
 }
 
-std::vector<std::string> ServerImpl::expireIdleClients()
+std::vector<std::string> ServerImpl::expireIdleClients(bool* holderExpired)
 {
+    *holderExpired = false;
     std::vector<std::string> notes;
     const auto now = std::chrono::steady_clock::now();
     for (auto c = m_clients.begin(); c != m_clients.end();) {
@@ -245,7 +280,10 @@ std::vector<std::string> ServerImpl::expireIdleClients()
         }
         notes.push_back("client " + std::to_string(c->first) + " (" + c->second.name + ") expired: no event stream and no call for "
             + std::to_string(m_options.idleClientExpiry.count()) + " s");
-        if (m_holder == c->first) m_holder = 0;
+        if (m_holder == c->first) {
+            m_holder = 0;
+            *holderExpired = true;
+        }
         c = m_clients.erase(c);
     }
     return notes;

@@ -26,7 +26,12 @@ struct ServeOptions {
     /// PEM files: TLS when both are given.
     std::string tlsCertFile;
     std::string tlsKeyFile;
+    /// What the session does when the client in control vanishes: its event stream broke without a
+    /// Detach, or it held control with no event stream and said nothing for staleHolder.
     OnDetach onDetach = OnDetach::Pause;
+    /// A holder with no event stream that makes no call for this long has gone: control is freed
+    /// (within a second) and onDetach applies.
+    std::chrono::milliseconds staleHolder { 30000 };
     /// Clients attached at once; Hello beyond it is refused (RESOURCE_EXHAUSTED).
     size_t maxClients = 64;
     /// A client with no event stream that makes no call for this long is forgotten (a command line

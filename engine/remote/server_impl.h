@@ -18,6 +18,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <thread>
 
 namespace opscope::debug {
 
@@ -117,11 +118,17 @@ private:
     /// The client's event stream broke without a Detach: forget it, apply the detach policy.
     void clientVanished(uint64_t client);
     /// Frees control from a holder that is gone or has been silent without an event stream for
-    /// 30 s (m_mutex held); what to log, or empty.
-    std::string freeStaleHolder();
+    /// ServeOptions::staleHolder (m_mutex held); what to log, or empty; `freed` when it was silent.
+    std::string freeStaleHolder(bool* freed);
+    /// Control's holder has gone (m_mutex not held): logs `note`, tells the clients, applies
+    /// ServeOptions::onDetach.
+    void holderGone(const std::string& note);
+    /// The reaper's thread: frees control from a holder silent for ServeOptions::staleHolder.
+    void reapStaleHolder();
     /// Forgets the clients without an event stream that have made no call for
-    /// ServeOptions::idleClientExpiry (m_mutex held); what to log.
-    std::vector<std::string> expireIdleClients();
+    /// ServeOptions::idleClientExpiry (m_mutex held); what to log; `holderExpired` when control's
+    /// holder was one.
+    std::vector<std::string> expireIdleClients(bool* holderExpired);
     /// A tensor by name (the session: paused node or record), an output of the last run, or a
     /// tensor of the comparison.
     std::optional<Tensor> findTensor(const pb::TensorRef& ref, std::string* what) const;
@@ -135,6 +142,8 @@ private:
 
     mutable std::mutex m_mutex; // guards everything below
     std::condition_variable m_eventCv;
+    std::condition_variable m_reaperCv;
+    std::thread m_reaper;
     std::map<uint64_t, Client> m_clients;
     uint64_t m_nextClient = 1;
     std::string m_instance; // random, per server: ids of another run of it are refused

@@ -48,37 +48,42 @@ Status ServerImpl::Hello(grpc::ServerContext* ctx, const pb::HelloRequest* req, 
     uint64_t id = 0;
     bool took = false;
     std::vector<std::string> expired;
+    bool holderExpired = false;
+    std::optional<Status> full;
     {
         std::lock_guard lock(m_mutex);
-        expired = expireIdleClients();
-        if (m_clients.size() >= m_options.maxClients) {
-            for (const std::string& note : expired)
-                log(note);
-            log("refused " + ctx->peer() + ": " + std::to_string(m_clients.size()) + " clients attached");
-            return { StatusCode::RESOURCE_EXHAUSTED,
+        expired = expireIdleClients(&holderExpired);
+        if (m_clients.size() >= m_options.maxClients)
+            full = Status { StatusCode::RESOURCE_EXHAUSTED,
                 std::to_string(m_clients.size()) + " clients are attached to this server, the most it takes: detach one, "
                     + "or wait until one without an event stream has been silent for "
                     + std::to_string(m_options.idleClientExpiry.count()) + " s" };
+        else {
+            id = m_nextClient++;
+            Client c;
+            c.name = req->client_name().substr(0, 200);
+            c.peer = ctx->peer();
+            c.watchOnly = req->watch_only();
+            c.lastSeen = std::chrono::steady_clock::now();
+            m_clients.emplace(id, std::move(c));
+            if (m_holder == 0 && !req->watch_only()) {
+                m_holder = id;
+                took = true;
+            }
+            reply->set_client_id(id);
+            reply->set_instance(m_instance);
+            reply->set_program_starts_runs(!m_options.clientsStart);
+            reply->set_model(m_options.modelName);
+            controlState(id, reply->mutable_control());
         }
-        id = m_nextClient++;
-        Client c;
-        c.name = req->client_name().substr(0, 200);
-        c.peer = ctx->peer();
-        c.watchOnly = req->watch_only();
-        c.lastSeen = std::chrono::steady_clock::now();
-        m_clients.emplace(id, std::move(c));
-        if (m_holder == 0 && !req->watch_only()) {
-            m_holder = id;
-            took = true;
-        }
-        reply->set_client_id(id);
-        reply->set_instance(m_instance);
-        reply->set_program_starts_runs(!m_options.clientsStart);
-        reply->set_model(m_options.modelName);
-        controlState(id, reply->mutable_control());
     }
     for (const std::string& note : expired)
         log(note);
+    if (holderExpired) holderGone({});
+    if (full) {
+        log("refused " + ctx->peer() + ": the most clients attached at once");
+        return *full;
+    }
     log("client " + std::to_string(id) + " (" + req->client_name().substr(0, 200) + ") attached from " + ctx->peer()
         + (took ? ", in control" : ", watching"));
     broadcastControl(); // who is attached changed (and perhaps who holds control)
@@ -122,7 +127,7 @@ Status ServerImpl::Control(grpc::ServerContext* ctx, const pb::ControlRequest* r
 {
     uint64_t id = 0;
     if (Status s = admit(ctx, &id, false); !s.ok()) return s;
-    bool changed = false;
+    bool changed = false, holderFreed = false;
     std::string note;
     {
         std::lock_guard lock(m_mutex);
@@ -132,7 +137,7 @@ Status ServerImpl::Control(grpc::ServerContext* ctx, const pb::ControlRequest* r
         case pb::ControlRequest::QUERY:
             break;
         case pb::ControlRequest::TAKE:
-            if (m_holder != id) note = freeStaleHolder();
+            if (m_holder != id) note = freeStaleHolder(&holderFreed);
             if (m_holder != id && m_holder != 0) {
                 auto h = m_clients.find(m_holder);
                 return { StatusCode::PERMISSION_DENIED,
@@ -165,7 +170,7 @@ Status ServerImpl::Control(grpc::ServerContext* ctx, const pb::ControlRequest* r
         }
         controlState(id, reply);
     }
-    if (!note.empty()) log(note);
+    if (holderFreed) holderGone(note); // before this client takes it
     if (changed) broadcastControl();
     return Status::OK;
 }

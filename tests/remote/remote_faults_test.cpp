@@ -21,6 +21,17 @@
 namespace opscope::remote::test {
 
 namespace {
+    // True once `pred` holds (polled every 10 ms for up to 30 s).
+    template <class P> bool pollUntil(P pred)
+    {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        while (!pred()) {
+            if (std::chrono::steady_clock::now() > deadline) return false;
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        return true;
+    }
+
     std::unique_ptr<pb::Debugger::Stub> rawStub(const std::string& address)
     {
         return pb::Debugger::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
@@ -157,6 +168,36 @@ TEST(RemoteFaults, TheDetachPolicyAppliesWhenTheClientInControlVanishes)
             EXPECT_TRUE(served.session.waitUntilIdle(std::chrono::seconds(30)));
         }
         EXPECT_EQ(served.server->clientCount(), 0u);
+    }
+}
+
+TEST(RemoteFaults, AHolderSilentWithoutAnEventStreamLosesControlAndThePolicyApplies)
+{
+    Watchdog dog("silent holder");
+    for (const debug::OnDetach policy : { debug::OnDetach::Pause, debug::OnDetach::Continue }) {
+        debug::ServeOptions o;
+        o.onDetach = policy;
+        o.staleHolder = std::chrono::milliseconds(300);
+        ServedSample served("mlp", o);
+        Client quiet(served.connect("quiet")); // a command line that died without detaching, say
+        quiet.start(debug::StartMode::PauseAtEntry);
+        ASSERT_TRUE(pollUntil([&] { return served.session.isPaused(); }));
+        // Nobody else calls: the server notices by itself.
+        ASSERT_TRUE(pollUntil([&] { return served.server->clientCount() == 0; })) << "the silent holder kept control";
+        bool logged = false;
+        for (const std::string& line : served.logLines())
+            logged = logged || line.find("(quiet) went quiet: control is free") != std::string::npos;
+        EXPECT_TRUE(logged);
+        if (policy == debug::OnDetach::Continue) {
+            EXPECT_TRUE(served.session.waitUntilIdle(std::chrono::seconds(30))) << "the run did not go on";
+        } else {
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+            EXPECT_TRUE(served.session.isPaused()) << "the run went on under --on-detach pause";
+            Client next(served.connect("next"));
+            EXPECT_TRUE(next.control().youHold);
+            next.continueRun();
+            EXPECT_TRUE(served.session.waitUntilIdle(std::chrono::seconds(30)));
+        }
     }
 }
 
