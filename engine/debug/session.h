@@ -153,7 +153,8 @@ public:
     /// The current pause, or null when not paused.
     std::shared_ptr<const PauseEvent> currentPause() const { return m_gate.currentPause(); }
     /// A tensor of the paused node or kept in the run record (current or last run), else a
-    /// parameter of the model by its name (a copy: see parameter()), or nothing.
+    /// parameter of the model by its name (a copy: see parameter()), else an input of the runs by
+    /// its name (as setInputs set it), or nothing.
     std::optional<Tensor> tensor(const std::string& tensorName) const;
     /// As tensor(), but only from where `pin` says it was seen: the pause (run, sequence), or run
     /// `pin.run`'s record (sequence 0; a parameter is read as it is now). Throws MovedOnError when

@@ -14,7 +14,11 @@ std::optional<Tensor> Session::tensor(const std::string& tensorName) const
         if (const PausedTensor* t = p->find(tensorName)) return t->values;
     std::lock_guard lock(m_recordMutex);
     if (const Tensor* t = m_record.tensor(tensorName)) return *t; // shares storage; kept tensors are never written
-    return parameter(tensorName);
+    if (std::optional<Tensor> p = parameter(tensorName)) return p;
+    std::lock_guard inputs(m_mutex); // an input of the runs, as set now (setInputs replaces, never writes)
+    for (size_t i = 0; i < m_inputNames.size() && i < m_inputs.size(); ++i)
+        if (m_inputNames[i] == tensorName) return m_inputs[i];
+    return std::nullopt;
 }
 
 std::optional<Tensor> Session::tensorAt(const std::string& tensorName, const TensorPin& pin) const

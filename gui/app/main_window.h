@@ -3,6 +3,8 @@
 #include "gui/app/app_options.h"
 #include "gui/remote/attach_dialog.h"
 #include "gui/session/compare_runner.h"
+#include "gui/session/model_replica.h"
+#include "gui/session/parameter_snapshot.h"
 #include "gui/session/session_controller.h"
 
 #include <atomic>
@@ -164,8 +166,14 @@ private:
     void updateActions();
     void updateStatus();
     void showMessage(const QString& title, const QString& text);
-    /// True (and a status-bar message) when the model runs on a server: `what` needs it here.
-    bool localOnly(const QString& what);
+    /// For what runs the model many times with its weights here (`what`): a copy of the server's
+    /// model (model_replica.h) made off the GUI thread, then `use` with it, unless the window has
+    /// detached or attached elsewhere meanwhile. False (and a status-bar message) when no copy can
+    /// be made; its failure later is said in the status bar.
+    bool withReplica(const QString& what, bool withInput, std::function<void(const ModelReplica&)> use);
+    void showChannelExamples(const QString& spec, const QString& params, const QString& node, const QStringList& sets,
+        int channel, ParameterSnapshot weights);
+    void showPresentation(ModelInfoPtr model, const Tensor& input, int layer, ParameterSnapshot weights);
     /// The "How This Value Is Computed" window for element `idx` of node `id`'s output, from the
     /// node's inputs and, last, its output.
     bool presentUnitAnatomy(const Graph& graph, uint32_t id, std::vector<Tensor> tensors, const std::vector<int64_t>& idx);
@@ -258,6 +266,8 @@ private:
     QDialog* m_channelDialog = nullptr;
     ChannelExamplesView* m_channelView = nullptr;
     PresentationView* m_presentation = nullptr;
+    ModelReplica m_replica; // the last copy of a server's model (its files stay while it is used)
+    int m_replicas = 0; // copies being made
     BreakpointsPanel* m_breakpointsPanel = nullptr;
     RunRecordPanel* m_record = nullptr;
     InputPanel* m_inputs = nullptr;

@@ -24,6 +24,7 @@
 #include <QMenu>
 #include <QPointer>
 #include <QStatusBar>
+#include <QtConcurrent/QtConcurrent>
 
 namespace opscope::gui {
 
@@ -382,14 +383,38 @@ void MainWindow::showServerNodeTensors(const QString& node, const Graph& graph, 
         });
 }
 
-bool MainWindow::localOnly(const QString& what)
+bool MainWindow::withReplica(const QString& what, bool withInput, std::function<void(const ModelReplica&)> use)
 {
     const ModelInfoPtr model = m_controller->model();
-    if (!model || !model->isRemote()) return false;
-    statusBar()->showMessage(
-        tr("%1 runs the model here, with its weights: this one runs on %2 (detach to use it on a model of this process)")
-            .arg(what, model->server),
-        8000);
+    const std::shared_ptr<debug::Engine> engine = m_controller->remoteEngine();
+    if (!model || !engine || m_controller->isEngineLost()) {
+        statusBar()->showMessage(tr("%1: the engine on %2 is gone; reconnect first").arg(what, model ? model->server : QString()), 8000);
+        return false;
+    }
+    statusBar()->showMessage(tr("%1: copying the model and its %n parameter(s) from %2…", "", static_cast<int>(model->parameterNames.size()))
+                                 .arg(what, model->server));
+    ++m_replicas;
+    auto* watcher = new QFutureWatcher<std::pair<ModelReplica, QString>>(this);
+    connect(watcher, &QFutureWatcher<std::pair<ModelReplica, QString>>::finished, this, [this, watcher, model, what, use = std::move(use)] {
+        watcher->deleteLater();
+        --m_replicas;
+        auto [replica, error] = watcher->result();
+        if (m_controller->model() != model) return; // detached, or attached elsewhere: not wanted now
+        if (!error.isEmpty()) {
+            statusBar()->showMessage(tr("%1: the model on %2 could not be copied here: %3").arg(what, model->server, error), 12000);
+            return;
+        }
+        statusBar()->showMessage(tr("%1: on a copy of the model on %2 (its weights as they were just now)").arg(what, model->server), 8000);
+        m_replica = std::move(replica);
+        use(m_replica);
+    });
+    watcher->setFuture(QtConcurrent::run([engine, model, withInput]() -> std::pair<ModelReplica, QString> {
+        try {
+            return { replicateModel(*engine, *model, withInput), {} };
+        } catch (const std::exception& e) {
+            return { {}, QString::fromStdString(e.what()) };
+        }
+    }));
     return true;
 }
 

@@ -112,7 +112,6 @@ bool MainWindow::showChannelExamples(const QString& tensor, int channel)
         return false;
     };
     if (!model || !graph) return refuse(tr("No model"));
-    if (localOnly(tr("What a channel responds to"))) return false;
     // The node whose first output the tensor is.
     std::optional<uint32_t> layer;
     for (uint32_t i = 0; i < graph->size() && !layer; ++i)
@@ -136,6 +135,19 @@ bool MainWindow::showChannelExamples(const QString& tensor, int channel)
             }
         }
     }
+    const QString node = QString::fromStdString(graph->node(*layer).name);
+    if (m_train->isTraining()) return refuse(tr("The Train dock is training the model: profile it once it is done"));
+    if (model->isRemote()) // profiled here, on a copy of the server's model with its weights as they are now
+        return withReplica(tr("What a channel responds to"), false, [this, node, sets, channel](const ModelReplica& r) {
+            showChannelExamples(r.model->spec, r.model->paramsFile, node, sets, channel, {});
+        });
+    showChannelExamples(model->spec, model->paramsFile, node, sets, channel, snapshotParameters(*model->block));
+    return true;
+}
+
+void MainWindow::showChannelExamples(const QString& spec, const QString& params, const QString& node, const QStringList& sets,
+    int channel, ParameterSnapshot weights)
+{
     if (!m_channelDialog) {
         m_channelDialog = new QDialog(this);
         m_channelDialog->setObjectName(QStringLiteral("channelExamplesDialog"));
@@ -145,19 +157,16 @@ bool MainWindow::showChannelExamples(const QString& tensor, int channel)
         layout->addWidget(m_channelView);
         m_channelDialog->resize(900, 560);
     }
-    const QString node = QString::fromStdString(graph->node(*layer).name);
     m_channelDialog->setWindowTitle(tr("What Does This Channel Respond To? %1").arg(node));
-    if (m_train->isTraining()) return refuse(tr("The Train dock is training the model: profile it once it is done"));
-    m_channelView->start(model->spec, model->paramsFile, node, sets, channel, snapshotParameters(*model->block));
+    m_channelView->start(spec, params, node, sets, channel, std::move(weights));
     m_channelDialog->show();
     m_channelDialog->raise();
-    return true;
 }
 
 bool MainWindow::openPresentation(int layer)
 {
     const ModelInfoPtr model = m_controller->model();
-    if (!model || localOnly(tr("Presentation"))) return false;
+    if (!model) return false;
     if (model->inputNames.size() != 1) {
         statusBar()->showMessage(tr("Presenting needs a model of one input"), 8000);
         return false;
@@ -171,15 +180,26 @@ bool MainWindow::openPresentation(int layer)
         statusBar()->showMessage(tr("The Train dock is training the model: present it once it is done"), 8000);
         return false;
     }
+    if (model->isRemote()) { // a copy of the server's model; its own input unless the Model panel gives one
+        const Tensor given = built.tensors.front();
+        return withReplica(tr("Presentation"), !given.defined(), [this, given, layer](const ModelReplica& r) {
+            showPresentation(r.model, given.defined() ? given : r.input, layer, {});
+        });
+    }
+    showPresentation(model, built.tensors.front(), layer, snapshotParameters(*model->block));
+    return true;
+}
+
+void MainWindow::showPresentation(ModelInfoPtr model, const Tensor& input, int layer, ParameterSnapshot weights)
+{
     if (!m_presentation) {
         m_presentation = new PresentationView(this);
         m_presentation->resize(1280, 720);
     }
-    m_presentation->present(model, built.tensors.front(), layer, snapshotParameters(*model->block));
+    m_presentation->present(std::move(model), input, layer, std::move(weights));
     m_presentation->show();
     m_presentation->raise();
     m_presentation->activateWindow();
-    return true;
 }
 
 } // namespace opscope::gui

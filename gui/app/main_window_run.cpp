@@ -246,7 +246,7 @@ void MainWindow::explainRun()
 {
     const ModelInfoPtr model = m_controller->model();
     if (!model) return;
-    if (m_options.present > 0 && !m_presentation && !model->isRemote()) openPresentation(m_options.present - 1);
+    if (m_options.present > 0 && !m_presentation) openPresentation(m_options.present - 1);
     if (!m_options.explain.isEmpty()) {
         m_explain->setMethod(debug::parseMethod(m_options.explain.toStdString()));
         m_explainDock->show();

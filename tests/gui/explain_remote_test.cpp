@@ -1,10 +1,14 @@
 // Explaining a model that runs on a server, from the window: the Explain dock asks the server
 // (which explains the input its run took, with its own weights) and draws the answer over that
 // input; a server that cannot explain says why; "How this value is computed" fetches the paused
-// node's tensors from the server and computes the terms here.
+// node's tensors from the server and computes the terms here; the presentation and a channel's
+// examples run on a copy of the server's model with its weights, fetched.
 
 #include "compare/explain_job.h"
+#include "gui/explain/channel_examples_view.h"
 #include "gui/explain/explain_panel.h"
+#include "gui/present/presentation_view.h"
+#include "gui/session/channel_profile_runner.h"
 #include "gui/explain/unit_anatomy_view.h"
 #include "gui/gui_test_util.h"
 #include "gui/panels/breakpoint_model.h"
@@ -14,7 +18,9 @@
 
 #include <cstring>
 
+#include <QDir>
 #include <QDockWidget>
+#include <QStatusBar>
 #include <QTreeWidget>
 
 using namespace opscope;
@@ -128,4 +134,73 @@ TEST(ExplainRemote, AValueOfAServersPausedConvolutionIsExplainedFromItsFetchedTe
     EXPECT_NEAR(a.total, a.tensorValue, 1e-5);
     // Another tensor than the paused node's output is refused at once.
     EXPECT_FALSE(w->showUnitAnatomy(QStringLiteral("hybridsequential0_conv1_weight"), { 0, 0, 0, 0 }));
+}
+
+TEST(ExplainRemote, ThePresentationRunsOnACopyOfTheServersModelAndItsInput)
+{
+    remote::test::Watchdog dog("ExplainRemote presentation", std::chrono::seconds(240));
+    remote::test::ServedSample served("lenet", {}, true);
+    auto w = makeWindow();
+    ASSERT_TRUE(w->attachToServer(entryOf(served))) << w->lastMessage().toStdString();
+    ASSERT_TRUE(w->openPresentation(0)) << w->statusBar()->currentMessage().toStdString();
+    ASSERT_TRUE(QTest::qWaitFor([&] { return w->presentationView() != nullptr; }, kWaitMs))
+        << w->statusBar()->currentMessage().toStdString();
+    PresentationView* p = w->presentationView();
+    ASSERT_TRUE(QTest::qWaitFor([&] { return p->layerCount() > 0; }, kWaitMs)) << p->titleText().toStdString();
+    // The pass of the model computed here, with the same weights, on the server's input.
+    samples::Sample here = samples::makeSample("lenet");
+    here.block->hybridize();
+    const Tensor expected = here.block->call(served.sample.defaultInputs[0]);
+    const Tensor& input = p->pass()->input;
+    ASSERT_EQ(input.shape(), served.sample.defaultInputs[0].shape());
+    EXPECT_EQ(std::memcmp(input.raw(), served.sample.defaultInputs[0].raw(), input.bytes()), 0) << "the server's input";
+    // The same layers as the pass of the sample loaded here.
+    const ForwardPassPtr local = recordForwardPass(*loadModelInfo(QStringLiteral("sample:lenet")), served.sample.defaultInputs[0]);
+    ASSERT_EQ(p->pass()->layers.size(), local->layers.size());
+    for (size_t i = 0; i < local->layers.size(); ++i)
+        EXPECT_EQ(p->pass()->layers[i].node, local->layers[i].node);
+    const Tensor& scores = p->pass()->scores;
+    ASSERT_EQ(scores.size(), expected.size());
+    for (int64_t k = 0; k < scores.size(); ++k)
+        EXPECT_NEAR(scores.data()[k], expected.data()[k], 1e-5) << "class " << k;
+    EXPECT_TRUE(w->statusBar()->currentMessage().contains(QStringLiteral("copy of the model on")))
+        << w->statusBar()->currentMessage().toStdString();
+    if (const char* shots = std::getenv("OPSCOPE_TEST_SHOTS")) {
+        p->showLayer(3);
+        p->grab().save(QString::fromLocal8Bit(shots) + "/present-remote.png");
+    }
+}
+
+TEST(ExplainRemote, AChannelOfAServersModelIsProfiledOnACopyOfIt)
+{
+    remote::test::Watchdog dog("ExplainRemote channel", std::chrono::seconds(300));
+    remote::test::ServedSample served("lenet", {}, true);
+    const std::string tanh1 = "hybridsequential0_conv1_tanh_fwd";
+    served.session.addBreakpoint(debug::Breakpoint::onNode(tanh1, OpPhase::After));
+    auto w = makeWindow();
+    ASSERT_TRUE(w->attachToServer(entryOf(served))) << w->lastMessage().toStdString();
+    QSignalSpy paused(w.get(), &MainWindow::pauseShown);
+    ASSERT_TRUE(w->startRun());
+    ASSERT_TRUE(paused.wait(kWaitMs)) << w->lastMessage().toStdString();
+    QDir(ChannelProfileRunner::cacheFolder()).removeRecursively();
+    ASSERT_TRUE(w->showChannelExamples(QString::fromStdString(tanh1 + "_output"), 3)) << w->statusBar()->currentMessage().toStdString();
+    ASSERT_TRUE(QTest::qWaitFor([&] { return w->channelExamplesView() != nullptr; }, kWaitMs))
+        << w->statusBar()->currentMessage().toStdString();
+    ChannelExamplesView* v = w->channelExamplesView();
+    QSignalSpy shown(v, &ChannelExamplesView::shown);
+    QSignalSpy failed(v->runner(), &ChannelProfileRunner::failed);
+    ASSERT_TRUE(QTest::qWaitFor([&] { return !shown.isEmpty() || !failed.isEmpty(); }, 180000));
+    if (!failed.isEmpty()) {
+        const QString why = failed.front().front().toString();
+        if (why.contains(QStringLiteral("not installed"))) GTEST_SKIP() << why.toStdString();
+        FAIL() << why.toStdString();
+    }
+    const ChannelProfileResultPtr r = v->result();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->request.dataSet, QStringLiteral("mnist")); // lenet's own data set first, as here
+    EXPECT_EQ(r->profile.channels.size(), 25u);
+    EXPECT_EQ(r->profile.samples, 1996);
+    EXPECT_TRUE(r->request.model.endsWith(QStringLiteral("model-symbol.json"))) << r->request.model.toStdString();
+    served.session.clearBreakpoints();
+    served.session.continueRun();
 }
