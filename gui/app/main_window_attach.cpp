@@ -330,8 +330,9 @@ void MainWindow::showServerNodeTensors(const QString& node, const Graph& graph, 
     const Node& n = graph.node(id);
     const ModelInfoPtr model = m_controller->model();
     std::vector<InspectedTensor> wanted;
-    // A tensor above the fetch limit stays there, read as the views need it (float32: parameters and
-    // a record's outputs are, but for a few small integer outputs).
+    // A tensor above the fetch limit stays there, read as the views need it. The description has
+    // shapes, not types: sized as float32 (parameters and a record's outputs are, but for a few small
+    // integer outputs); the value table takes the type from the server's first window.
     // From the record of the window's run, the current or last one (a parameter: as it is now).
     const debug::TensorPin pin { m_controller->currentRunId(), 0 };
     auto readThereAbove = [this, pin](InspectedTensor& t, const Shape& shape) {

@@ -311,6 +311,7 @@ void TensorTableModel::startNextPage() const
             if (page.rows < rows || page.cols < cols) // another tensor of that name now (the pause moved on)
                 throw Error("a window of " + std::to_string(page.rows) + " x " + std::to_string(page.cols) + " came for "
                     + std::to_string(rows) + " x " + std::to_string(cols) + ": the tensor changed where it is");
+            page.dtype = s.dtype;
             page.values.resize(static_cast<size_t>(page.rows * page.cols));
             for (int64_t r = 0; r < page.rows; ++r)
                 for (int64_t c = 0; c < page.cols; ++c)
@@ -340,6 +341,12 @@ void TensorTableModel::pageArrived(uint64_t generation, PageKey key, Page page, 
             m_queued.clear();
         } else {
             if (m_pages.size() >= kMaxPages) m_pages.clear(); // what is on screen asks again
+            // The source knows the type (a server's description has shapes only): values print as it says.
+            if (page.dtype != m_dtype && m_rows > 0 && m_cols > 0) {
+                m_dtype = page.dtype;
+                const ChangeGuard guard(m_changing);
+                emit dataChanged(index(0, 0), index(m_rows - 1, m_cols - 1));
+            }
             m_pages[key] = std::move(page);
             const int top = static_cast<int>(key.first * kPageRows), left = static_cast<int>(key.second * kPageColumns);
             const int bottom = std::min(m_rows, top + kPageRows) - 1, right = std::min(m_cols, left + kPageColumns) - 1;

@@ -120,6 +120,7 @@ private:
         int64_t rows = 0;
         int64_t cols = 0;
         std::vector<double> values; ///< row-major, table orientation
+        opscope::DType dtype = opscope::DType::Float32; ///< the tensor's, as its source says
     };
     const Page* pageOf(int row, int col) const;
     void dropPages();

@@ -154,6 +154,21 @@ TEST(RemoteTensor, AOneDimensionalTensorIsOneColumn)
     EXPECT_EQ(model.valueAt(640, 0), t.at(640));
 }
 
+TEST(RemoteTensor, TheTypeTheSourceReportsIsTheOneTheValuesPrintAs)
+{
+    // Announced as float32 (a server's description has shapes only), held as int64 there.
+    Tensor t({ 4, 3 }, DType::Int64);
+    for (int64_t i = 0; i < t.size(); ++i)
+        static_cast<int64_t*>(t.raw())[i] = 1000000007 + i;
+    auto source = std::make_shared<LocalSource>(t);
+    TensorTableModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    model.setSource(t.shape(), DType::Float32, source);
+    ASSERT_TRUE(model.ensureLoaded(2, 1));
+    ASSERT_TRUE(waitLoaded(model, 2, 1));
+    EXPECT_EQ(model.index(2, 1).data().toString(), QStringLiteral("1000000014")) << "printed as the integer it is";
+}
+
 TEST(RemoteTensor, AFailedReadIsShownOnceAndNotRetriedInALoop)
 {
     const Tensor t = ramp({ 40, 40 });
