@@ -43,6 +43,9 @@ struct CompareOutcome {
     Comparison comparison;
     int64_t elapsedMs = 0;
     bool valuesHere = true;
+    /// Which comparison of its engine this is (ComparisonSlot's ticket): a tensor fetched for it
+    /// (Engine::fetchCompared) comes from it or not at all.
+    uint64_t id = 0;
 };
 
 /// Computes a comparison for an engine; whoever loaded the engine's model gives it one (it knows

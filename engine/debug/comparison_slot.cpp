@@ -26,9 +26,12 @@ void ComparisonSlot::end()
     m_session.updateOptions([](SessionOptions& o) { o.reference.reset(); });
 }
 
-std::optional<Tensor> ComparisonSlot::tensor(CompareSide side, const std::string& name) const
+std::optional<Tensor> ComparisonSlot::tensor(CompareSide side, const std::string& name, uint64_t comparison) const
 {
     std::lock_guard lock(m_mutex);
+    if (comparison != 0 && (!m_kept || m_keptTicket != comparison))
+        throw MovedOnError(name + ": comparison " + std::to_string(comparison) + " it came from "
+            + (m_kept ? "was replaced by comparison " + std::to_string(m_keptTicket) : std::string("has ended")));
     if (!m_kept) return std::nullopt;
     const RecordedRun& run = side == CompareSide::A ? m_kept->a : m_kept->b;
     const auto it = run.tensors.find(name);

@@ -30,7 +30,9 @@ public:
     /// Forgets the comparison and the reference (and those still going when they finish).
     void end();
     /// A tensor of run A or B of the comparison kept; nothing when it lacks it or none is kept.
-    std::optional<Tensor> tensor(CompareSide side, const std::string& name) const;
+    /// With `comparison` (a CompareOutcome::id), only from that comparison: MovedOnError naming it
+    /// once another replaced it or it ended.
+    std::optional<Tensor> tensor(CompareSide side, const std::string& name, uint64_t comparison = 0) const;
 
 private:
     Session& m_session;

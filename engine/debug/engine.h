@@ -165,7 +165,11 @@ public:
     virtual void endComparison() = 0;
     /// A tensor of the last comparison's run A or B; nothing when that run lacks it (or there is no
     /// comparison).
-    virtual std::optional<Tensor> fetchCompared(CompareSide side, const std::string& tensorName, const Progress& progress = {}) = 0;
+    /// `comparison` (a CompareOutcome::id, 0: whichever is kept): from that comparison only;
+    /// MovedOnError naming it (from a server, its FAILED_PRECONDITION) once a later one replaced
+    /// it or it ended.
+    virtual std::optional<Tensor> fetchCompared(
+        CompareSide side, const std::string& tensorName, const Progress& progress = {}, uint64_t comparison = 0) = 0;
 
     /// Why the engine's model gives its answer for the input its runs take now (debug/explain.h),
     /// computed where the engine runs with a model of its own, loaded again (the run going on is

@@ -139,7 +139,8 @@ std::shared_ptr<const CompareOutcome> LocalEngine::compare(const CompareRequest&
     }
     if (!comparer) throw UsageError("this engine's model cannot be loaded again to compare (no comparer was given)");
     const uint64_t ticket = m_comparison.begin();
-    std::shared_ptr<const CompareOutcome> outcome = comparer(request);
+    std::shared_ptr<CompareOutcome> outcome = comparer(request);
+    outcome->id = ticket;
     m_comparison.finish(ticket, outcome);
     return outcome;
 }
@@ -163,9 +164,9 @@ Explanation LocalEngine::explain(const ExplainOptions& options)
     return explainer(m_session.inputs(), options);
 }
 
-std::optional<Tensor> LocalEngine::fetchCompared(CompareSide side, const std::string& tensorName, const Progress& progress)
+std::optional<Tensor> LocalEngine::fetchCompared(CompareSide side, const std::string& tensorName, const Progress& progress, uint64_t comparison)
 {
-    std::optional<Tensor> t = m_comparison.tensor(side, tensorName);
+    std::optional<Tensor> t = m_comparison.tensor(side, tensorName, comparison);
     if (t && progress) progress(t->bytes(), t->bytes());
     return t;
 }

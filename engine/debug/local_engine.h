@@ -72,7 +72,8 @@ public:
     std::shared_ptr<const CompareOutcome> compare(const CompareRequest& request) override;
     Explanation explain(const ExplainOptions& options) override;
     void endComparison() override;
-    std::optional<Tensor> fetchCompared(CompareSide side, const std::string& tensorName, const Progress& progress) override;
+    std::optional<Tensor> fetchCompared(
+        CompareSide side, const std::string& tensorName, const Progress& progress, uint64_t comparison) override;
     ControlInfo control() override;
 
 private:

@@ -126,7 +126,8 @@ public:
     /// names come back, their tensors stay there: fetchCompared.
     debug::CompareOutcome compare(const debug::CompareRequest& request);
     void endComparison();
-    Tensor fetchCompared(debug::CompareSide side, const std::string& tensorName, const Progress& progress = {});
+    /// `comparison`: a CompareOutcome::id to read from that comparison only (0: the one kept now).
+    Tensor fetchCompared(debug::CompareSide side, const std::string& tensorName, const Progress& progress = {}, uint64_t comparison = 0);
     /// An explanation computed on the server, of the input its runs take now (Explanation::input).
     /// `options.progress` hears the server's progress; returning false cancels the call (the result
     /// then has `cancelled` set).

@@ -66,9 +66,10 @@ void Client::endComparison()
     m_impl->call("EndComparison", [&](grpc::ClientContext* c) { return m_impl->stub->EndComparison(c, pb::Empty(), &r); });
 }
 
-Tensor Client::fetchCompared(debug::CompareSide side, const std::string& tensorName, const Progress& progress)
+Tensor Client::fetchCompared(debug::CompareSide side, const std::string& tensorName, const Progress& progress, uint64_t comparison)
 {
     pb::TensorRef ref;
+    ref.set_pin_comparison(comparison);
     if (side == debug::CompareSide::B)
         ref.set_compared_b(tensorName);
     else

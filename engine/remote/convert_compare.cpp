@@ -113,6 +113,7 @@ debug::CompareRequest fromProto(const pb::CompareRequest& m)
 void toProto(const debug::CompareOutcome& o, pb::CompareReply* out)
 {
     if (o.graph) out->set_symbol_json(saveSymbolJson(*o.graph));
+    out->set_comparison_id(o.id);
     namesToProto(o.a, out->mutable_tensors_a());
     namesToProto(o.b, out->mutable_tensors_b());
     for (const debug::TensorDiff& d : o.comparison.diffs) {
@@ -151,6 +152,7 @@ debug::CompareOutcome fromProto(const pb::CompareReply& m)
 {
     debug::CompareOutcome o;
     o.valuesHere = false;
+    o.id = m.comparison_id();
     if (!m.symbol_json().empty())
         o.graph = std::make_shared<const Graph>(parseSymbolJson(m.symbol_json(), "the comparison's graph"));
     o.a = namesFromProto(m.tensors_a());

@@ -115,9 +115,17 @@ std::optional<Tensor> RemoteEngine::fetch(const std::string& tensorName, const P
     return lookup<Tensor>([&] { return m_client->fetch(tensorName, progress); });
 }
 
-std::optional<Tensor> RemoteEngine::fetchCompared(debug::CompareSide side, const std::string& tensorName, const Progress& progress)
+std::optional<Tensor> RemoteEngine::fetchCompared(
+    debug::CompareSide side, const std::string& tensorName, const Progress& progress, uint64_t comparison)
 {
-    return lookup<Tensor>([&] { return m_client->fetchCompared(side, tensorName, progress); });
+    if (comparison == 0) return lookup<Tensor>([&] { return m_client->fetchCompared(side, tensorName, progress); });
+    try {
+        return m_client->fetchCompared(side, tensorName, progress, comparison);
+    } catch (const RemoteError& e) {
+        if (e.code() == grpc::StatusCode::NOT_FOUND) return std::nullopt;
+        if (e.code() == grpc::StatusCode::FAILED_PRECONDITION) throw debug::MovedOnError(e.what()); // replaced or ended
+        throw;
+    }
 }
 
 std::optional<Tensor> RemoteEngine::fetchOutput(int index, const Progress& progress)

@@ -73,7 +73,8 @@ public:
         return std::make_shared<const debug::CompareOutcome>(m_client->compare(request));
     }
     void endComparison() override { m_client->endComparison(); }
-    std::optional<Tensor> fetchCompared(debug::CompareSide side, const std::string& tensorName, const Progress& progress) override;
+    std::optional<Tensor> fetchCompared(
+        debug::CompareSide side, const std::string& tensorName, const Progress& progress, uint64_t comparison) override;
     debug::Explanation explain(const debug::ExplainOptions& options) override { return m_client->explain(options); }
     debug::ControlInfo control() override { return m_client->control(); }
     debug::ControlInfo takeControl() override { return m_client->takeControl(); }

@@ -422,7 +422,7 @@ std::optional<Tensor> ServerImpl::findTensor(const pb::TensorRef& ref, std::stri
         const bool runB = ref.what_case() == pb::TensorRef::kComparedB;
         const std::string& name = runB ? ref.compared_b() : ref.compared_a();
         *what = "tensor '" + name + "' of the comparison's run " + (runB ? "B" : "A");
-        return m_comparison.tensor(runB ? CompareSide::B : CompareSide::A, name);
+        return m_comparison.tensor(runB ? CompareSide::B : CompareSide::A, name, ref.pin_comparison());
     }
     *what = "tensor '" + ref.name() + "'";
     return m_session.tensorAt(ref.name(), { ref.pin_run(), ref.pin_pause() });

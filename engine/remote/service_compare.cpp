@@ -30,13 +30,14 @@ Status ServerImpl::Compare(grpc::ServerContext* ctx, const pb::CompareRequest* r
         + (request.source == CompareRequest::Source::OtherModel ? " with " + request.modelB
                 : request.source == CompareRequest::Source::Saved ? " with the saved run " + request.savedB
                                                                   : std::string(" the model with itself computing otherwise")));
-    std::shared_ptr<const CompareOutcome> outcome;
+    std::shared_ptr<CompareOutcome> outcome;
     if (Status s = guarded([&] {
             outcome = m_options.comparer(request);
             return Status::OK;
         }, "out of memory comparing the runs");
         !s.ok())
         return s;
+    outcome->id = ticket;
     m_comparison.finish(ticket, outcome);
     remote::toProto(*outcome, reply);
     return Status::OK;

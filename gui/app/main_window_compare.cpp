@@ -276,7 +276,7 @@ void MainWindow::fetchCompareFor(const QString& node, const QString& title, cons
             const auto shown = std::exchange(m_compareFetched, fetched);
             m_compareView->setTensors(title, names, &m_compareFetched->first, &m_compareFetched->second, &m_compare->comparison);
         });
-    watcher->setFuture(m_controller->fetchCompared(std::move(wanted)));
+    watcher->setFuture(m_controller->fetchCompared(std::move(wanted), m_compare ? m_compare->id : 0));
 }
 
 void MainWindow::clearCompare(bool inEngine)

@@ -99,6 +99,7 @@ void CompareRunner::start(const QString& modelA, std::vector<Tensor> inputs, con
         result->comparison = c.outcome->comparison;
         result->elapsedMs = c.outcome->elapsedMs;
         result->valuesHere = c.outcome->valuesHere;
+        result->id = c.outcome->id;
         Q_EMIT finished(result);
     });
     watcher->setFuture(m_controller->compare(spec.request(std::move(inputs))));

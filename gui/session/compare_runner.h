@@ -48,6 +48,7 @@ struct CompareResult {
     debug::Comparison comparison;
     qint64 elapsedMs = 0;
     bool valuesHere = true;
+    uint64_t id = 0; ///< the engine's comparison (CompareOutcome::id): its tensors are fetched by it
     /// Whether run A (or B) recorded the tensor.
     bool inA(const std::string& name) const;
 };

@@ -91,7 +91,8 @@ public:
     };
     QFuture<Fetched> fetchTensors(std::vector<std::string> names, FetchProgress progress = {});
     /// Tensors of the engine's comparison, each of run A or B, fetched as fetchTensors does.
-    QFuture<Fetched> fetchCompared(std::vector<std::pair<debug::CompareSide, std::string>> tensors);
+    /// `comparison`: the CompareOutcome::id they are of (a later comparison's are refused, not given).
+    QFuture<Fetched> fetchCompared(std::vector<std::pair<debug::CompareSide, std::string>> tensors, uint64_t comparison);
 
     /// A comparison computed by the engine (Engine::compare) off this thread: this process's on a
     /// worker (the destructor waits for it), a server's there (the engine held until it answers).

@@ -48,12 +48,13 @@ QFuture<SessionController::Fetched> SessionController::fetchTensors(std::vector<
         std::move(progress));
 }
 
-QFuture<SessionController::Fetched> SessionController::fetchCompared(std::vector<std::pair<debug::CompareSide, std::string>> tensors)
+QFuture<SessionController::Fetched> SessionController::fetchCompared(
+    std::vector<std::pair<debug::CompareSide, std::string>> tensors, uint64_t comparison)
 {
     const size_t count = tensors.size();
     return fetchWith(count,
-        [tensors = std::move(tensors)](debug::Engine& engine, size_t i, const debug::Engine::Progress& p) {
-            return engine.fetchCompared(tensors[i].first, tensors[i].second, p);
+        [tensors = std::move(tensors), comparison](debug::Engine& engine, size_t i, const debug::Engine::Progress& p) {
+            return engine.fetchCompared(tensors[i].first, tensors[i].second, p, comparison);
         },
         {});
 }

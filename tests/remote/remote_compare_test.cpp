@@ -6,6 +6,7 @@
 #include "remote_test_util.h"
 
 #include "compare/compare_job.h"
+#include "remote/remote_engine.h"
 #include "debug/condition.h"
 
 #include <cmath>
@@ -141,6 +142,36 @@ TEST(RemoteCompare, RunBIsTheServedSessionsReferenceUntilTheComparisonEnds)
     EXPECT_EQ(events.pauses.size(), 1u);
     EXPECT_EQ(codeOf([&] { client.fetchCompared(debug::CompareSide::A, "hybridsequential0_conv0_fwd_output"); }),
         grpc::StatusCode::NOT_FOUND);
+}
+
+TEST(RemoteCompare, ATensorFetchedForAComparisonComesFromItOrNotAtAll)
+{
+    Watchdog dog("remote compare pinned");
+    ComparingServer s;
+    Client client(s.served.connect());
+    const std::string conv0 = "hybridsequential0_conv0_fwd_output";
+    const debug::CompareOutcome first = client.compare(halfEverywhere());
+    ASSERT_NE(first.id, 0u);
+    EXPECT_TRUE(sameBytes(client.fetchCompared(debug::CompareSide::B, conv0, {}, first.id), s.last()->b.tensors.at(conv0)));
+    // Another comparison (bfloat16 now) replaces it: the first one's tensors are refused, not the second's given.
+    debug::CompareRequest bf16;
+    bf16.precisionB = { { "all", Precision::BFloat16 } };
+    const debug::CompareOutcome second = client.compare(bf16);
+    EXPECT_GT(second.id, first.id);
+    std::string message;
+    EXPECT_EQ(codeOf([&] { client.fetchCompared(debug::CompareSide::B, conv0, {}, first.id); }, &message),
+        grpc::StatusCode::FAILED_PRECONDITION);
+    EXPECT_NE(message.find("replaced by comparison " + std::to_string(second.id)), std::string::npos) << message;
+    EXPECT_TRUE(sameBytes(client.fetchCompared(debug::CompareSide::B, conv0, {}, second.id), s.last()->b.tensors.at(conv0)));
+    EXPECT_NO_THROW(client.fetchCompared(debug::CompareSide::A, conv0)) << "unpinned: whichever is kept";
+    // Ended: the pinned read says so.
+    client.endComparison();
+    EXPECT_EQ(codeOf([&] { client.fetchCompared(debug::CompareSide::A, conv0, {}, second.id); }, &message),
+        grpc::StatusCode::FAILED_PRECONDITION);
+    EXPECT_NE(message.find("has ended"), std::string::npos) << message;
+    // Through the engine interface, the same refusal is a MovedOnError naming it.
+    RemoteEngine engine(s.served.connect("engine"));
+    EXPECT_THROW(engine.fetchCompared(debug::CompareSide::A, conv0, {}, second.id), debug::MovedOnError);
 }
 
 TEST(RemoteCompare, WhatCannotBeComparedIsRefusedWithTheReason)

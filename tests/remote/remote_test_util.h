@@ -69,11 +69,13 @@ private:
 };
 
 /// The gRPC status code of what `f` throws (RemoteError), or 0 when it does not throw.
-inline int codeOf(const std::function<void()>& f)
+/// The status code `f` was refused with (0: not refused); `message` gets the reason.
+inline int codeOf(const std::function<void()>& f, std::string* message = nullptr)
 {
     try {
         f();
     } catch (const RemoteError& e) {
+        if (message) *message = e.what();
         return e.code();
     }
     return 0;
