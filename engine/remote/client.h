@@ -132,6 +132,9 @@ public:
     /// `options.progress` hears the server's progress; returning false cancels the call (the result
     /// then has `cancelled` set).
     debug::Explanation explain(const debug::ExplainOptions& options);
+    /// Cancels the comparisons and explanations this client waits for, from any thread: their calls
+    /// end at once (CANCELLED); the server stops an explanation, and drops a comparison's answer.
+    void cancelPending();
 
     /// Starts the event thread (one subscription at a time; a second call replaces the first). The
     /// listener must outlive the subscription: unsubscribe(), detach() or the client's destructor.

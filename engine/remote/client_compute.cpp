@@ -51,8 +51,10 @@ debug::CompareOutcome Client::compare(const debug::CompareRequest& request)
     toProto(request, &req);
     pb::CompareReply reply;
     // Both runs are recorded there: as long as two runs of the model take.
-    m_impl->call("Compare", [&](grpc::ClientContext* c) { return m_impl->stub->Compare(c, req, &reply); }, true,
-        std::chrono::seconds(1800));
+    m_impl->call("Compare", [&](grpc::ClientContext* c) {
+            ClientImpl::PendingCall pending(*m_impl, *c);
+            return m_impl->stub->Compare(c, req, &reply);
+        }, true, std::chrono::seconds(1800));
     try {
         return fromProto(reply);
     } catch (const std::exception& e) {
@@ -84,6 +86,7 @@ debug::Explanation Client::explain(const debug::ExplainOptions& options)
     grpc::ClientContext c;
     m_impl->prepare(&c, true);
     c.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(1800)); // occlusion of a large input
+    ClientImpl::PendingCall pending(*m_impl, c);
     std::unique_ptr<grpc::ClientReader<pb::ExplainProgress>> reader(m_impl->stub->Explain(&c, req));
     pb::ExplainProgress message;
     std::optional<pb::Explanation> result;
@@ -113,5 +116,7 @@ debug::Explanation Client::explain(const debug::ExplainOptions& options)
         throw RemoteError(grpc::StatusCode::DATA_LOSS, std::string("the server's explanation: ") + e.what());
     }
 }
+
+void Client::cancelPending() { m_impl->cancelPending(); }
 
 } // namespace opscope::remote

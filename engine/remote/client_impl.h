@@ -20,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -284,6 +285,31 @@ public:
         call([&] { l->disconnected(why); });
     }
 
+    // A long call (a comparison, an explanation) that cancelPending() ends: registered for its life.
+    struct PendingCall {
+        PendingCall(ClientImpl& impl, grpc::ClientContext& c)
+            : impl(impl)
+            , c(c)
+        {
+            std::lock_guard lock(impl.pendingMutex);
+            impl.pending.insert(&c);
+        }
+        ~PendingCall()
+        {
+            std::lock_guard lock(impl.pendingMutex);
+            impl.pending.erase(&c);
+        }
+        ClientImpl& impl;
+        grpc::ClientContext& c;
+    };
+
+    void cancelPending()
+    {
+        std::lock_guard lock(pendingMutex);
+        for (grpc::ClientContext* c : pending)
+            c->TryCancel();
+    }
+
     ConnectOptions options;
     std::shared_ptr<grpc::Channel> channel;
     std::unique_ptr<pb::Debugger::Stub> stub;
@@ -293,6 +319,8 @@ public:
     bool programStartsRuns = false;
     bool detached = false;
 
+    std::mutex pendingMutex; // guards pending
+    std::set<grpc::ClientContext*> pending;
     std::mutex lifeMutex; // subscribe / unsubscribe, one at a time
     std::shared_ptr<Subscription> current;
     std::atomic<std::thread::id> eventThread {}; // the current subscription's (read without the lock)

@@ -76,6 +76,8 @@ public:
     std::optional<Tensor> fetchCompared(
         debug::CompareSide side, const std::string& tensorName, const Progress& progress, uint64_t comparison) override;
     debug::Explanation explain(const debug::ExplainOptions& options) override { return m_client->explain(options); }
+    /// Client::cancelPending: what waits on this engine's long calls is let go (a detach, a window closing).
+    void cancelPending() { m_client->cancelPending(); }
     debug::ControlInfo control() override { return m_client->control(); }
     debug::ControlInfo takeControl() override { return m_client->takeControl(); }
     debug::ControlInfo releaseControl() override { return m_client->releaseControl(); }

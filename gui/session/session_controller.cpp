@@ -137,7 +137,10 @@ SessionController::SessionController(QObject* parent)
 SessionController::~SessionController()
 {
     // Ends a paused or running run and joins the worker before the listener goes.
-    if (m_remote) m_remote->setListener(nullptr);
+    if (m_remote) {
+        m_remote->setListener(nullptr);
+        m_remote->cancelPending(); // a comparison or explanation there ends now, not when the server answers
+    }
     m_remote.reset();
     m_session->stop();
     for (QFuture<void>& f : m_localComparisons)
@@ -435,6 +438,7 @@ void SessionController::detach()
         m_remote->setListener(nullptr);
     } catch (const std::exception&) {
     }
+    m_remote->cancelPending(); // its comparison or explanation is not wanted after the detach
     m_remote.reset(); // the client detaches: the server keeps its state
     m_control = {};
     m_remoteListener.reset();

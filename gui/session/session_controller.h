@@ -14,6 +14,7 @@
 #include <QFutureWatcher>
 #include <QList>
 #include <QObject>
+#include <QThreadPool>
 
 namespace opscope::gui {
 
@@ -209,6 +210,9 @@ private:
     std::unique_ptr<Listener> m_remoteListener;
     debug::Engine* m_active = nullptr; // m_engine, or m_remote while attached
     QList<QFuture<void>> m_localComparisons; // of m_engine: waited for before it goes
+    /// A server's comparisons wait here, not on the shared pool the window fetches and loads on
+    /// (one may take minutes); cancelled at a detach (RemoteEngine::cancelPending).
+    QThreadPool m_remoteCalls;
     ModelInfoPtr m_localModel; // the model of this process's engine, while attached
     debug::ControlInfo m_control; // of the attached engine
     bool m_engineLost = false;

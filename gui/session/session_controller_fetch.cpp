@@ -70,7 +70,7 @@ QFuture<SessionController::Compared> SessionController::compare(debug::CompareRe
             return { nullptr, QString::fromStdString(e.what()) };
         }
     };
-    if (m_remote) return QtConcurrent::run([engine = m_remote, job = std::move(job)] { return job(*engine); });
+    if (m_remote) return QtConcurrent::run(&m_remoteCalls, [engine = m_remote, job = std::move(job)] { return job(*engine); });
     QFuture<Compared> f = QtConcurrent::run([engine = m_engine.get(), job = std::move(job)] { return job(*engine); });
     m_localComparisons.erase(std::remove_if(m_localComparisons.begin(), m_localComparisons.end(),
                                  [](const QFuture<void>& j) { return j.isFinished(); }),

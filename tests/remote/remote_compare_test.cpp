@@ -174,6 +174,52 @@ TEST(RemoteCompare, ATensorFetchedForAComparisonComesFromItOrNotAtAll)
     EXPECT_THROW(engine.fetchCompared(debug::CompareSide::A, conv0, {}, second.id), debug::MovedOnError);
 }
 
+TEST(RemoteCompare, ACallStillWaitingIsLetGoWhenTheClientCancelsIt)
+{
+    Watchdog dog("remote compare cancelled");
+    // A comparison and an explanation that take a while there.
+    std::atomic<bool> release { false };
+    debug::ServeOptions o;
+    auto hold = [&release] {
+        for (int i = 0; i < 3000 && !release; ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    };
+    o.comparer = [hold](const debug::CompareRequest&) {
+        hold();
+        return std::make_shared<debug::CompareOutcome>();
+    };
+    o.explainer = [hold](const std::vector<Tensor>&, const debug::ExplainOptions&) {
+        hold();
+        return debug::Explanation {};
+    };
+    ServedSample served("mlp", o);
+    Client client(served.connect());
+    for (int call = 0; call < 2; ++call) {
+        std::atomic<int> code { -1 };
+        const auto began = std::chrono::steady_clock::now();
+        std::thread waiting([&] {
+            code = codeOf([&] {
+                if (call == 0)
+                    (void)client.compare(halfEverywhere());
+                else
+                    (void)client.explain({});
+            });
+        });
+        // Cancelled (again, should the call not have begun yet) until it ends.
+        while (code == -1 && std::chrono::steady_clock::now() - began < std::chrono::seconds(20)) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            client.cancelPending();
+        }
+        waiting.join();
+        SCOPED_TRACE(call == 0 ? "compare" : "explain");
+        EXPECT_EQ(code, grpc::StatusCode::CANCELLED);
+        EXPECT_LT(std::chrono::steady_clock::now() - began, std::chrono::seconds(10)) << "it waited for the server";
+    }
+    release = true;
+    // The client goes on: its next calls are answered.
+    EXPECT_NO_THROW(client.breakpoints());
+}
+
 TEST(RemoteCompare, WhatCannotBeComparedIsRefusedWithTheReason)
 {
     Watchdog dog("remote compare refusals");
