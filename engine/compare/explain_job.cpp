@@ -4,6 +4,7 @@
 #include "core/error.h"
 #include "load/onnx_loader.h"
 
+#include <chrono>
 #include <memory>
 #include <mutex>
 
@@ -33,7 +34,7 @@ gluon::HybridBlock& ExplainModel::blockFor(const std::string& model, const std::
 Explainer explainerFor(std::string model, std::string params, uint64_t seed)
 {
     struct State {
-        std::mutex mutex; // one explanation at a time uses the model
+        std::timed_mutex mutex; // one explanation at a time uses the model
         ExplainModel model;
     };
     auto state = std::make_shared<State>();
@@ -41,7 +42,15 @@ Explainer explainerFor(std::string model, std::string params, uint64_t seed)
                const std::vector<Tensor>& inputs, const ExplainOptions& options) {
         if (inputs.empty()) throw UsageError("there is no input to explain (the engine has none yet)");
         const Tensor input = inputs.front().copy(); // a run may read the engine's tensor meanwhile
-        std::lock_guard lock(state->mutex);
+        // Waiting for another explanation, this one can be cancelled (progress(0, 0) asks).
+        std::unique_lock lock(state->mutex, std::defer_lock);
+        while (!lock.try_lock_for(std::chrono::milliseconds(100)))
+            if (options.progress && !options.progress(0, 0)) {
+                Explanation cancelled;
+                cancelled.method = options.method;
+                cancelled.cancelled = true;
+                return cancelled;
+            }
         Explanation e = explain(state->model.blockFor(model, params, seed, input), input, options);
         e.input = input;
         return e;

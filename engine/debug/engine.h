@@ -148,7 +148,8 @@ public:
     virtual std::optional<TensorSlice> slice(const std::string& tensorName, const SliceRequest& request = {}, const TensorPin& pin = {}) = 0;
     /// The whole tensor; `progress(received, total bytes)` as it arrives (remote).
     using Progress = std::function<void(size_t received, size_t total)>;
-    virtual std::optional<Tensor> fetch(const std::string& tensorName, const Progress& progress = {}) = 0;
+    /// `pin`: only from where it was seen (as summary()); MovedOnError once the engine moved on.
+    virtual std::optional<Tensor> fetch(const std::string& tensorName, const Progress& progress = {}, const TensorPin& pin = {}) = 0;
     /// Output `index` of the last finished run.
     virtual std::optional<Tensor> fetchOutput(int index, const Progress& progress = {}) = 0;
     /// The current run's record so far, or the last run's. A remote one keeps no values (its
@@ -175,7 +176,9 @@ public:
     /// computed where the engine runs with a model of its own, loaded again (the run going on is
     /// untouched). Explanation::input is that input. `options.progress` hears the work done and
     /// cancels it by returning false (Explanation::cancelled). Throws UsageError when the engine
-    /// cannot explain (no model it can load again) or its model or input cannot be explained.
+    /// cannot explain (no model it can load again) or its model or input cannot be explained (a
+    /// server's engine: remote::RemoteError with the server's status, UNIMPLEMENTED or
+    /// INVALID_ARGUMENT, and its reason).
     virtual Explanation explain(const ExplainOptions& options) = 0;
 
     virtual ControlInfo control() = 0;

@@ -94,9 +94,9 @@ std::optional<TensorSlice> LocalEngine::slice(const std::string& tensorName, con
     return m_session.slice(tensorName, request, pin);
 }
 
-std::optional<Tensor> LocalEngine::fetch(const std::string& tensorName, const Progress& progress)
+std::optional<Tensor> LocalEngine::fetch(const std::string& tensorName, const Progress& progress, const TensorPin& pin)
 {
-    std::optional<Tensor> t = m_session.tensor(tensorName);
+    std::optional<Tensor> t = m_session.tensorAt(tensorName, pin);
     if (t && progress) progress(t->bytes(), t->bytes());
     return t;
 }

@@ -66,7 +66,7 @@ public:
     std::optional<Session::TensorSummary> summary(const std::string& tensorName, int bins, HistogramScale scale,
         double lo, double hi, const TensorPin& pin) override;
     std::optional<TensorSlice> slice(const std::string& tensorName, const SliceRequest& request, const TensorPin& pin) override;
-    std::optional<Tensor> fetch(const std::string& tensorName, const Progress& progress) override;
+    std::optional<Tensor> fetch(const std::string& tensorName, const Progress& progress, const TensorPin& pin) override;
     std::optional<Tensor> fetchOutput(int index, const Progress& progress) override;
     RunRecord record() override { return m_session.record(); }
     std::shared_ptr<const CompareOutcome> compare(const CompareRequest& request) override;

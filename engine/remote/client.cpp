@@ -212,9 +212,9 @@ debug::TensorSlice Client::slice(const std::string& tensorName, const debug::Sli
     return fromProto(s);
 }
 
-Tensor Client::fetch(const std::string& tensorName, const Progress& progress)
+Tensor Client::fetch(const std::string& tensorName, const Progress& progress, const debug::TensorPin& pin)
 {
-    return m_impl->fetch(refOf(tensorName), progress);
+    return m_impl->fetch(refOf(tensorName, -1, pin), progress);
 }
 
 Tensor Client::fetchOutput(int index, const Progress& progress)

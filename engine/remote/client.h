@@ -118,7 +118,7 @@ public:
     debug::TensorSlice slice(const std::string& tensorName, const debug::SliceRequest& request = {}, const debug::TensorPin& pin = {});
     /// The whole tensor, streamed in chunks; `progress(received, total)` after each.
     using Progress = std::function<void(size_t received, size_t total)>;
-    Tensor fetch(const std::string& tensorName, const Progress& progress = {});
+    Tensor fetch(const std::string& tensorName, const Progress& progress = {}, const debug::TensorPin& pin = {});
     Tensor fetchOutput(int index, const Progress& progress = {});
     debug::RunRecord record();
 
@@ -132,8 +132,9 @@ public:
     /// `options.progress` hears the server's progress; returning false cancels the call (the result
     /// then has `cancelled` set).
     debug::Explanation explain(const debug::ExplainOptions& options);
-    /// Cancels the comparisons and explanations this client waits for, from any thread: their calls
-    /// end at once (CANCELLED); the server stops an explanation, and drops a comparison's answer.
+    /// Cancels the comparisons and explanations this client waits for, and those asked for later,
+    /// from any thread (the client is being let go: a detach, a window closing): their calls end at
+    /// once (CANCELLED); the server stops an explanation, and drops a comparison's answer.
     void cancelPending();
 
     /// Starts the event thread (one subscription at a time; a second call replaces the first). The

@@ -292,6 +292,7 @@ public:
             , c(c)
         {
             std::lock_guard lock(impl.pendingMutex);
+            if (impl.cancelled) c.TryCancel(); // let go before it began
             impl.pending.insert(&c);
         }
         ~PendingCall()
@@ -306,6 +307,7 @@ public:
     void cancelPending()
     {
         std::lock_guard lock(pendingMutex);
+        cancelled = true;
         for (grpc::ClientContext* c : pending)
             c->TryCancel();
     }
@@ -321,6 +323,7 @@ public:
 
     std::mutex pendingMutex; // guards pending
     std::set<grpc::ClientContext*> pending;
+    bool cancelled = false; // cancelPending() came: later long calls end at once too
     std::mutex lifeMutex; // subscribe / unsubscribe, one at a time
     std::shared_ptr<Subscription> current;
     std::atomic<std::thread::id> eventThread {}; // the current subscription's (read without the lock)

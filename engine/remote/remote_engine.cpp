@@ -110,9 +110,16 @@ std::optional<debug::TensorSlice> RemoteEngine::slice(
     return lookup<debug::TensorSlice>([&] { return m_client->slice(tensorName, request, pin); });
 }
 
-std::optional<Tensor> RemoteEngine::fetch(const std::string& tensorName, const Progress& progress)
+std::optional<Tensor> RemoteEngine::fetch(const std::string& tensorName, const Progress& progress, const debug::TensorPin& pin)
 {
-    return lookup<Tensor>([&] { return m_client->fetch(tensorName, progress); });
+    if (pin.run == 0) return lookup<Tensor>([&] { return m_client->fetch(tensorName, progress); });
+    try {
+        return m_client->fetch(tensorName, progress, pin);
+    } catch (const RemoteError& e) {
+        if (e.code() == grpc::StatusCode::NOT_FOUND) return std::nullopt;
+        if (e.code() == grpc::StatusCode::FAILED_PRECONDITION) throw debug::MovedOnError(e.what()); // moved on
+        throw;
+    }
 }
 
 std::optional<Tensor> RemoteEngine::fetchCompared(

@@ -65,7 +65,7 @@ public:
         debug::HistogramScale scale, double lo, double hi, const debug::TensorPin& pin) override;
     std::optional<debug::TensorSlice> slice(
         const std::string& tensorName, const debug::SliceRequest& request, const debug::TensorPin& pin) override;
-    std::optional<Tensor> fetch(const std::string& tensorName, const Progress& progress) override;
+    std::optional<Tensor> fetch(const std::string& tensorName, const Progress& progress, const debug::TensorPin& pin) override;
     std::optional<Tensor> fetchOutput(int index, const Progress& progress) override;
     debug::RunRecord record() override { return m_client->record(); }
     std::shared_ptr<const debug::CompareOutcome> compare(const debug::CompareRequest& request) override

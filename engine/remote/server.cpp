@@ -111,11 +111,28 @@ void ServerImpl::reapStaleHolder()
     }
 }
 
-void ServerImpl::holderGone(const std::string& note)
+ServerImpl::LongCall::LongCall(ServerImpl& server, uint64_t client)
+    : m_server(server)
+    , m_client(client)
+{
+    std::lock_guard lock(m_server.m_mutex);
+    if (auto c = m_server.m_clients.find(m_client); c != m_server.m_clients.end()) ++c->second.longCalls;
+}
+
+ServerImpl::LongCall::~LongCall()
+{
+    std::lock_guard lock(m_server.m_mutex);
+    if (auto c = m_server.m_clients.find(m_client); c != m_server.m_clients.end()) {
+        --c->second.longCalls;
+        c->second.lastSeen = std::chrono::steady_clock::now();
+    }
+}
+
+void ServerImpl::holderGone(const std::string& note, bool applyPolicy)
 {
     if (!note.empty()) log(note);
     broadcastControl();
-    if (m_options.onDetach == OnDetach::Continue && m_session.isPaused()) {
+    if (applyPolicy && m_options.onDetach == OnDetach::Continue && m_session.isPaused()) {
         log("the run goes on (--on-detach continue)");
         m_session.continueRun();
     }
@@ -246,7 +263,7 @@ grpc::Status ServerImpl::admit(grpc::ServerContext* ctx, uint64_t* client, bool 
             }
         }
     }
-    if (holderFreed) holderGone(note); // before this client's command
+    if (holderFreed) holderGone(note, !controlChanged); // taken by this client at once: its command decides
     if (refused) return *refused;
     if (controlChanged) broadcastControl();
     return grpc::Status::OK;
@@ -260,7 +277,9 @@ std::string ServerImpl::freeStaleHolder(bool* freed)
         m_holder = 0;
         return {};
     }
-    if (h->second.subscriptions > 0 || std::chrono::steady_clock::now() - h->second.lastSeen <= m_options.staleHolder) return {};
+    if (h->second.subscriptions > 0 || h->second.longCalls > 0
+        || std::chrono::steady_clock::now() - h->second.lastSeen <= m_options.staleHolder)
+        return {};
     const std::string note = "client " + std::to_string(m_holder) + " (" + h->second.name + ") went quiet: control is free";
     m_clients.erase(h);
     m_holder = 0;
@@ -274,7 +293,7 @@ std::vector<std::string> ServerImpl::expireIdleClients(bool* holderExpired)
     std::vector<std::string> notes;
     const auto now = std::chrono::steady_clock::now();
     for (auto c = m_clients.begin(); c != m_clients.end();) {
-        if (c->second.subscriptions > 0 || now - c->second.lastSeen <= m_options.idleClientExpiry) {
+        if (c->second.subscriptions > 0 || c->second.longCalls > 0 || now - c->second.lastSeen <= m_options.idleClientExpiry) {
             ++c;
             continue;
         }

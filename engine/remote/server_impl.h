@@ -96,6 +96,7 @@ private:
         bool watchOnly = false;
         int subscriptions = 0;
         int closing = 0; ///< streams the client said it ends (Unsubscribe): not a vanishing
+        int longCalls = 0; ///< Compare, Explain, SetInputs, FetchTensor going on: not silent
         std::chrono::steady_clock::time_point lastSeen;
     };
     struct Subscriber {
@@ -120,9 +121,22 @@ private:
     /// Frees control from a holder that is gone or has been silent without an event stream for
     /// ServeOptions::staleHolder (m_mutex held); what to log, or empty; `freed` when it was silent.
     std::string freeStaleHolder(bool* freed);
-    /// Control's holder has gone (m_mutex not held): logs `note`, tells the clients, applies
-    /// ServeOptions::onDetach.
-    void holderGone(const std::string& note);
+    /// Control's holder has gone (m_mutex not held): logs `note`, tells the clients and, with
+    /// `applyPolicy` (nobody took control in the same step), applies ServeOptions::onDetach.
+    void holderGone(const std::string& note, bool applyPolicy = true);
+    /// A call that may last (a comparison, an explanation, a stream of bytes): its client is not
+    /// silent meanwhile, and has just been seen when it ends.
+    class LongCall {
+    public:
+        LongCall(ServerImpl& server, uint64_t client);
+        ~LongCall();
+        LongCall(const LongCall&) = delete;
+        LongCall& operator=(const LongCall&) = delete;
+
+    private:
+        ServerImpl& m_server;
+        uint64_t m_client;
+    };
     /// The reaper's thread: frees control from a holder silent for ServeOptions::staleHolder.
     void reapStaleHolder();
     /// Forgets the clients without an event stream that have made no call for

@@ -17,7 +17,8 @@ using grpc::StatusCode;
 
 namespace {
     /// How long GetModel waits for the first run of a program that starts its runs itself.
-    constexpr std::chrono::seconds kFirstRunWait { 10 };
+    /// (Short: a window attaches on its GUI thread.)
+    constexpr std::chrono::seconds kFirstRunWait { 3 };
 
     Status noRun(const Session& s)
     {
@@ -170,7 +171,7 @@ Status ServerImpl::Control(grpc::ServerContext* ctx, const pb::ControlRequest* r
         }
         controlState(id, reply);
     }
-    if (holderFreed) holderGone(note); // before this client takes it
+    if (holderFreed) holderGone(note, false); // this client took control at once: it decides
     if (changed) broadcastControl();
     return Status::OK;
 }
@@ -480,6 +481,7 @@ Status ServerImpl::FetchTensor(grpc::ServerContext* ctx, const pb::TensorRef* re
 {
     uint64_t id = 0;
     if (Status s = admit(ctx, &id, false); !s.ok()) return s;
+    LongCall busy(*this, id);
     return guarded([&] {
         std::string what;
         std::optional<Tensor> t = findTensor(*req, &what);

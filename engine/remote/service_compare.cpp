@@ -14,6 +14,7 @@ Status ServerImpl::Compare(grpc::ServerContext* ctx, const pb::CompareRequest* r
 {
     uint64_t id = 0;
     if (Status s = admit(ctx, &id, true); !s.ok()) return s;
+    LongCall busy(*this, id);
     if (!m_options.comparer)
         return { StatusCode::UNIMPLEMENTED,
             "this server cannot compare: it serves a session without a model it can load again (a training loop, or a program's own session)" };
@@ -37,6 +38,7 @@ Status ServerImpl::Compare(grpc::ServerContext* ctx, const pb::CompareRequest* r
         }, "out of memory comparing the runs");
         !s.ok())
         return s;
+    if (ctx->IsCancelled()) return { StatusCode::CANCELLED, "the comparison was cancelled: not kept" };
     outcome->id = ticket;
     m_comparison.finish(ticket, outcome);
     remote::toProto(*outcome, reply);

@@ -16,6 +16,7 @@ Status ServerImpl::Explain(grpc::ServerContext* ctx, const pb::ExplainRequest* r
 {
     uint64_t id = 0;
     if (Status s = admit(ctx, &id, false); !s.ok()) return s;
+    LongCall busy(*this, id);
     if (!m_options.explainer)
         return { StatusCode::UNIMPLEMENTED,
             "this server cannot explain: it serves a session without a model it can load again (a training loop, or a program's own session)" };
@@ -30,6 +31,7 @@ Status ServerImpl::Explain(grpc::ServerContext* ctx, const pb::ExplainRequest* r
     auto last = std::chrono::steady_clock::time_point {};
     options.progress = [&](int64_t done, int64_t total) {
         if (ctx->IsCancelled()) return false;
+        if (total == 0) return true; // waiting to begin: nothing to report
         const auto now = std::chrono::steady_clock::now();
         if (done < total && now - last < std::chrono::milliseconds(100)) return true;
         last = now;

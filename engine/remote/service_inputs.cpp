@@ -32,6 +32,7 @@ Status ServerImpl::SetInputs(grpc::ServerContext* ctx, grpc::ServerReader<pb::Te
 {
     uint64_t id = 0;
     if (Status s = admit(ctx, &id, true); !s.ok()) return s;
+    LongCall busy(*this, id);
     // Whatever the engine throws (a bad type, a shape it cannot hold) is a status naming it.
     try {
         return readInputs(reader);

@@ -170,7 +170,8 @@ private:
     /// model (model_replica.h) made off the GUI thread, then `use` with it, unless the window has
     /// detached or attached elsewhere meanwhile. False (and a status-bar message) when no copy can
     /// be made; its failure later is said in the status bar.
-    bool withReplica(const QString& what, bool withInput, std::function<void(const ModelReplica&)> use);
+    /// The copy is kept in `slot` (its files stay while that user may read them again).
+    bool withReplica(const QString& what, bool withInput, ModelReplica* slot, std::function<void(const ModelReplica&)> use);
     void showChannelExamples(const QString& spec, const QString& params, const QString& node, const QStringList& sets,
         int channel, ParameterSnapshot weights);
     void showPresentation(ModelInfoPtr model, const Tensor& input, int layer, ParameterSnapshot weights);
@@ -266,8 +267,9 @@ private:
     QDialog* m_channelDialog = nullptr;
     ChannelExamplesView* m_channelView = nullptr;
     PresentationView* m_presentation = nullptr;
-    ModelReplica m_replica; // the last copy of a server's model (its files stay while it is used)
-    int m_replicas = 0; // copies being made
+    // The copies of a server's model the presentation and the channel view run on (their files stay
+    // while those views may load them again).
+    ModelReplica m_presentReplica, m_channelReplica;
     BreakpointsPanel* m_breakpointsPanel = nullptr;
     RunRecordPanel* m_record = nullptr;
     InputPanel* m_inputs = nullptr;

@@ -384,7 +384,7 @@ void MainWindow::showServerNodeTensors(const QString& node, const Graph& graph, 
         });
 }
 
-bool MainWindow::withReplica(const QString& what, bool withInput, std::function<void(const ModelReplica&)> use)
+bool MainWindow::withReplica(const QString& what, bool withInput, ModelReplica* slot, std::function<void(const ModelReplica&)> use)
 {
     const ModelInfoPtr model = m_controller->model();
     const std::shared_ptr<debug::Engine> engine = m_controller->remoteEngine();
@@ -394,11 +394,9 @@ bool MainWindow::withReplica(const QString& what, bool withInput, std::function<
     }
     statusBar()->showMessage(tr("%1: copying the model and its %n parameter(s) from %2…", "", static_cast<int>(model->parameterNames.size()))
                                  .arg(what, model->server));
-    ++m_replicas;
     auto* watcher = new QFutureWatcher<std::pair<ModelReplica, QString>>(this);
-    connect(watcher, &QFutureWatcher<std::pair<ModelReplica, QString>>::finished, this, [this, watcher, model, what, use = std::move(use)] {
+    connect(watcher, &QFutureWatcher<std::pair<ModelReplica, QString>>::finished, this, [this, watcher, model, what, slot, use = std::move(use)] {
         watcher->deleteLater();
-        --m_replicas;
         auto [replica, error] = watcher->result();
         if (m_controller->model() != model) return; // detached, or attached elsewhere: not wanted now
         if (!error.isEmpty()) {
@@ -406,8 +404,8 @@ bool MainWindow::withReplica(const QString& what, bool withInput, std::function<
             return;
         }
         statusBar()->showMessage(tr("%1: on a copy of the model on %2 (its weights as they were just now)").arg(what, model->server), 8000);
-        m_replica = std::move(replica);
-        use(m_replica);
+        *slot = std::move(replica);
+        use(*slot);
     });
     watcher->setFuture(QtConcurrent::run([engine, model, withInput]() -> std::pair<ModelReplica, QString> {
         try {

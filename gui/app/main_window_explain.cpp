@@ -71,7 +71,7 @@ bool MainWindow::showUnitAnatomy(const QString& tensor, const QList<qint64>& ind
         statusBar()->clearMessage();
         presentUnitAnatomy(*graph, id, std::move(fetched), idx);
     });
-    watcher->setFuture(m_controller->fetchTensors(names));
+    watcher->setFuture(m_controller->fetchTensors(names, {}, debug::TensorPin { e->runId, e->sequence }));
     return true;
 }
 
@@ -138,7 +138,7 @@ bool MainWindow::showChannelExamples(const QString& tensor, int channel)
     const QString node = QString::fromStdString(graph->node(*layer).name);
     if (m_train->isTraining()) return refuse(tr("The Train dock is training the model: profile it once it is done"));
     if (model->isRemote()) // profiled here, on a copy of the server's model with its weights as they are now
-        return withReplica(tr("What a channel responds to"), false, [this, node, sets, channel](const ModelReplica& r) {
+        return withReplica(tr("What a channel responds to"), false, &m_channelReplica, [this, node, sets, channel](const ModelReplica& r) {
             showChannelExamples(r.model->spec, r.model->paramsFile, node, sets, channel, {});
         });
     showChannelExamples(model->spec, model->paramsFile, node, sets, channel, snapshotParameters(*model->block));
@@ -182,7 +182,7 @@ bool MainWindow::openPresentation(int layer)
     }
     if (model->isRemote()) { // a copy of the server's model; its own input unless the Model panel gives one
         const Tensor given = built.tensors.front();
-        return withReplica(tr("Presentation"), !given.defined(), [this, given, layer](const ModelReplica& r) {
+        return withReplica(tr("Presentation"), !given.defined(), &m_presentReplica, [this, given, layer](const ModelReplica& r) {
             showPresentation(r.model, given.defined() ? given : r.input, layer, {});
         });
     }

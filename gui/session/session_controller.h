@@ -90,7 +90,8 @@ public:
     struct FetchCancelled : std::exception {
         const char* what() const noexcept override { return "the fetch was given up"; }
     };
-    QFuture<Fetched> fetchTensors(std::vector<std::string> names, FetchProgress progress = {});
+    /// `pin`: where they were seen (a pause): none of another pause is given instead.
+    QFuture<Fetched> fetchTensors(std::vector<std::string> names, FetchProgress progress = {}, debug::TensorPin pin = {});
     /// Tensors of the engine's comparison, each of run A or B, fetched as fetchTensors does.
     /// `comparison`: the CompareOutcome::id they are of (a later comparison's are refused, not given).
     QFuture<Fetched> fetchCompared(std::vector<std::pair<debug::CompareSide, std::string>> tensors, uint64_t comparison);

@@ -38,12 +38,12 @@ QFuture<SessionController::Fetched> SessionController::fetchWith(size_t count, F
     return QtConcurrent::run([engine = m_remote, fetchAll = std::move(fetchAll)] { return fetchAll(*engine); });
 }
 
-QFuture<SessionController::Fetched> SessionController::fetchTensors(std::vector<std::string> names, FetchProgress progress)
+QFuture<SessionController::Fetched> SessionController::fetchTensors(std::vector<std::string> names, FetchProgress progress, debug::TensorPin pin)
 {
     const size_t count = names.size();
     return fetchWith(count,
-        [names = std::move(names)](debug::Engine& engine, size_t i, const debug::Engine::Progress& p) {
-            return engine.fetch(names[i], p);
+        [names = std::move(names), pin](debug::Engine& engine, size_t i, const debug::Engine::Progress& p) {
+            return engine.fetch(names[i], p, pin);
         },
         std::move(progress));
 }

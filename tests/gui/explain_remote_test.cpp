@@ -145,6 +145,8 @@ TEST(ExplainRemote, ThePresentationRunsOnACopyOfTheServersModelAndItsInput)
     ASSERT_TRUE(w->openPresentation(0)) << w->statusBar()->currentMessage().toStdString();
     ASSERT_TRUE(QTest::qWaitFor([&] { return w->presentationView() != nullptr; }, kWaitMs))
         << w->statusBar()->currentMessage().toStdString();
+    EXPECT_TRUE(w->statusBar()->currentMessage().contains(QStringLiteral("copy of the model on")))
+        << w->statusBar()->currentMessage().toStdString();
     PresentationView* p = w->presentationView();
     ASSERT_TRUE(QTest::qWaitFor([&] { return p->layerCount() > 0; }, kWaitMs)) << p->titleText().toStdString();
     // The pass of the model computed here, with the same weights, on the server's input.
@@ -163,8 +165,6 @@ TEST(ExplainRemote, ThePresentationRunsOnACopyOfTheServersModelAndItsInput)
     ASSERT_EQ(scores.size(), expected.size());
     for (int64_t k = 0; k < scores.size(); ++k)
         EXPECT_NEAR(scores.data()[k], expected.data()[k], 1e-5) << "class " << k;
-    EXPECT_TRUE(w->statusBar()->currentMessage().contains(QStringLiteral("copy of the model on")))
-        << w->statusBar()->currentMessage().toStdString();
     if (const char* shots = std::getenv("OPSCOPE_TEST_SHOTS")) {
         p->showLayer(3);
         p->grab().save(QString::fromLocal8Bit(shots) + "/present-remote.png");

@@ -279,11 +279,11 @@ TEST(RemoteSession, TheModelOfAProgramThatStartsItsRunsIsAnsweredOnceItsFirstRun
     ServedSample served("mlp", program);
     Client c(served.connect());
     // Asked before the program's first run, the model is answered when that run has traced it.
+    const auto asked = std::chrono::steady_clock::now();
     std::thread firstRun([&] {
         std::this_thread::sleep_for(std::chrono::milliseconds(300));
         served.session.start();
     });
-    const auto asked = std::chrono::steady_clock::now();
     const debug::ModelDescription d = c.model();
     firstRun.join();
     ASSERT_TRUE(d.graph);
