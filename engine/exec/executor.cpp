@@ -71,7 +71,7 @@ void Executor::recomputeWants()
         s.wants = m;
         m_anyWants = m_anyWants || m != PhaseMask::None;
     }
-    m_fusionDirty = !m_candidates.empty();
+    m_fusionDirty = !m_candidates.empty() || !m_layoutSteps.empty() || !m_layoutWatched.empty();
 }
 
 int64_t Executor::prepareNs(uint32_t nodeId) const
@@ -108,6 +108,9 @@ void Executor::plan(std::span<const Tensor> variables)
     }
 
     m_steps.clear();
+    m_layoutSteps.clear();
+    m_layoutWatched.clear();
+    m_nativeEntries.clear();
     m_kernels.clear();
     m_inPtrs.clear();
     m_inEntries.clear();
@@ -183,6 +186,7 @@ void Executor::plan(std::span<const Tensor> variables)
     m_candidates.clear();
     recomputeWants();
     fuse();
+    keepNativeLayouts();
 }
 
 void Executor::checkPlanFits()

@@ -27,6 +27,8 @@ struct ExecFlags {
     /// (per-channel scale and shift), an add of a residual ready before it, relu, sigmoid, tanh and
     /// gelu (exec/fusion_rules.h).
     /// A node an observer wants is never fused away: its inputs and outputs exist as without fusion.
+    /// Then, with fuse: a tensor only oneDNN convolutions write and read, none of them watched,
+    /// stays in their blocked layout (nChw16c…) between them instead of being converted to plain.
     bool fuse = true;
 };
 
@@ -98,6 +100,13 @@ public:
     }
     /// The nodes fused into node `nodeId`'s kernel in the current plan (empty when none).
     std::vector<uint32_t> fusedWith(uint32_t nodeId) const;
+    /// Whether entry `entryId` is kept in a kernel's native layout between the kernels that write
+    /// and read it in the current plan (Executor::keepNativeLayouts; never an entry any observer
+    /// sees or a graph output).
+    bool nativeLayout(uint32_t entryId) const
+    {
+        return entryId < m_nativeEntries.size() && m_nativeEntries[entryId];
+    }
     /// Bytes of the plan's tensors at their peak (checked against memoryLimit() when planning;
     /// ResourceError names the node where a plan that does not fit peaks).
     int64_t plannedPeakBytes() const { return m_peakBytes; }
@@ -146,6 +155,11 @@ private:
     size_t unwatchedPrefix(const FusionCandidate& c) const;
     void fuseCandidate(FusionCandidate& c);
     void computeFolds();
+    // After fuse(): which tensors stay in the native layout of the kernels around them.
+    void keepNativeLayouts();
+    std::vector<bool> m_nativeEntries; // by entry id
+    std::vector<uint32_t> m_layoutSteps; // the steps that write or read them
+    std::vector<uint32_t> m_layoutWatched; // steps that would, were they not watched
     std::vector<const Tensor*> m_fusedInPtrs;
     std::deque<Tensor> m_foldTensors; // scale and shift of folded normalisations (stable addresses)
     bool m_runTraining = false; // the run being planned trains (RunContext::training)

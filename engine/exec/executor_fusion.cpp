@@ -104,6 +104,11 @@ bool Executor::fusionStale() const
 {
     for (const FusionCandidate& c : m_candidates)
         if (unwatchedPrefix(c) != c.unwatched) return true;
+    // A tensor kept in a native layout is never seen: its writer and readers must stay unwatched.
+    for (uint32_t step : m_layoutSteps)
+        if (m_steps[step].wants != PhaseMask::None) return true;
+    for (uint32_t step : m_layoutWatched)
+        if (m_steps[step].wants == PhaseMask::None) return true;
     return false;
 }
 

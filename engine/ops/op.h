@@ -53,6 +53,15 @@ struct PostOp {
     int extraInputs() const { return kind == Kind::Sum ? 1 : kind == Kind::Affine ? 2 : 0; }
 };
 
+/// How a kernel lays a tensor out in memory when it reads or writes it without converting: a
+/// oneDNN blocked format such as nChw16c, named by `key` (equal keys: the same layout). An empty
+/// key is the plain row-major layout every tensor has outside such kernels.
+struct NativeLayout {
+    std::string key;
+    int64_t bytes = 0; ///< the tensor's size in that layout (padded channels make it larger)
+    bool plain() const { return key.empty(); }
+};
+
 /// An operator prepared for fixed input and output shapes (oneDNN primitives are created here).
 /// run() may be called many times; the caller allocates outputs with the inferred shapes.
 /// A kernel is used by one thread at a time.
@@ -66,6 +75,17 @@ public:
     /// nodes computing them need not run; an empty list removes them. Returns false when the kernel
     /// cannot take the whole list, and then runs with none.
     virtual bool setPostOps(std::span<const PostOp> ops) { return ops.empty(); }
+    /// The layout the kernel computes its first output in before converting it to plain (plain
+    /// when it writes plain). Asked after setPostOps.
+    virtual NativeLayout nativeOutput() const { return {}; }
+    /// The layout it converts input `index` into before reading it (its own inputs, then what its
+    /// post-ops read, as run() receives them); plain when it reads the tensor as it is.
+    virtual NativeLayout nativeInput(size_t /*index*/) const { return {}; }
+    /// From now on the inputs flagged in `inputs` arrive in their native layout and the first
+    /// output stays in its own (`output`): no conversion (the executor keeps a tensor that only
+    /// such kernels write and read in their layout). Called after setPostOps; the kernel must
+    /// report these layouts for them.
+    virtual void setNative(std::span<const bool> /*inputs*/, bool /*output*/) {}
 };
 
 using KernelFactory = std::function<std::unique_ptr<Kernel>(

@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "graph/graph.h"
 
+#include <cstdio>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -38,6 +39,16 @@ inline std::string tempPath(const std::string& leaf)
     return ::testing::TempDir() + "opscope_io_" + std::to_string(::getpid()) + "_" + info->test_suite_name() + "_"
         + info->name() + "_" + leaf;
 }
+
+/// Removes the files it names when it goes out of scope (what a test wrote under tempPath).
+struct RemovedAfter {
+    std::vector<std::string> paths;
+    ~RemovedAfter()
+    {
+        for (const std::string& p : paths)
+            std::remove(p.c_str());
+    }
+};
 
 /// Little-endian byte image builder for hand-made .params files.
 class Bytes {

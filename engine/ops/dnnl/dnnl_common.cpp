@@ -4,6 +4,8 @@
 
 #include <Eigen/Core>
 
+#include <sstream>
+
 namespace opscope::dnnlutil {
 
 dnnl::engine& cpuEngine()
@@ -24,6 +26,30 @@ dnnl::memory::dims toDims(const Shape& shape)
     for (int64_t v : shape.dims())
         d.push_back(v);
     return d;
+}
+
+NativeLayout nativeLayout(const dnnl::memory::desc& desc, const dnnl::memory::desc& plain)
+{
+    if (desc == plain) return {};
+    const dnnl_memory_desc_t& d = desc.data;
+    std::ostringstream key;
+    key << 't' << static_cast<int>(d.data_type) << 'k' << static_cast<int>(d.format_kind) << 'o' << d.offset0;
+    const auto list = [&key](char name, const dnnl_dim_t* values, int count) {
+        key << name;
+        for (int i = 0; i < count; ++i)
+            key << values[i] << ',';
+    };
+    list('d', d.dims, d.ndims);
+    list('p', d.padded_dims, d.ndims);
+    list('q', d.padded_offsets, d.ndims);
+    if (d.format_kind == dnnl_blocked) {
+        const dnnl_blocking_desc_t& b = d.format_desc.blocking;
+        list('s', b.strides, d.ndims);
+        list('b', b.inner_blks, b.inner_nblks);
+        list('i', b.inner_idxs, b.inner_nblks);
+    }
+    key << 'x' << d.extra.flags;
+    return { key.str(), static_cast<int64_t>(desc.get_size()) };
 }
 
 dnnl::memory::desc plainDesc(const Shape& shape)

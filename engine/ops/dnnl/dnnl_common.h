@@ -21,6 +21,10 @@ dnnl::stream& threadStream();
 /// Plain row-major f32 memory descriptor for a shape (tag abcd… of the shape's rank).
 dnnl::memory::desc plainDesc(const Shape& shape);
 dnnl::memory::dims toDims(const Shape& shape);
+/// `desc` as a NativeLayout (Kernel::nativeOutput): its dimensions, type, padding and blocking
+/// spelled out, so that equal keys mean the same layout. Plain (an empty key) when `desc` is
+/// `plain`.
+NativeLayout nativeLayout(const dnnl::memory::desc& desc, const dnnl::memory::desc& plain);
 /// Memory object over a tensor's buffer (no copy).
 dnnl::memory wrap(const dnnl::memory::desc& desc, const Tensor& t);
 

@@ -64,6 +64,16 @@ void PostOpList::addArgs(std::unordered_map<int, dnnl::memory>& args) const
         args[m_binaryArgs[k]] = m_binaryMemory[k]; // a handle: bind() reaches the same object
 }
 
+int PostOpList::residualIndex(size_t own) const
+{
+    size_t extra = own;
+    for (const PostOp& op : m_ops) {
+        if (op.kind == PostOp::Kind::Sum) return static_cast<int>(extra);
+        extra += static_cast<size_t>(op.extraInputs());
+    }
+    return -1;
+}
+
 const Tensor* PostOpList::bind(std::span<const Tensor* const> in, size_t own)
 {
     size_t extra = own, binary = 0;

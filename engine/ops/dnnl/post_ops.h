@@ -27,6 +27,9 @@ public:
     void set(std::span<const PostOp> ops, int outputRank, int64_t channels);
     bool empty() const { return m_ops.empty(); }
     bool hasSum() const { return m_sum; }
+    /// Where the residual is among run()'s inputs when the kernel has `own` inputs of its own
+    /// (-1 without a sum).
+    int residualIndex(size_t own) const;
     /// For the primitive descriptor.
     const dnnl::primitive_attr& attr() const { return m_attr; }
     /// Adds the per-channel operands to the primitive's arguments.

@@ -17,15 +17,22 @@ using dnnl::memory;
 // One tensor as the user holds it (plain, its buffer bound on each run) and as the primitive reads
 // or writes it: the same memory when the formats agree; else a buffer of our own, filled (or
 // emptied) by our channels-last transposition when that is the format asked for, by a oneDNN
-// reorder otherwise.
+// reorder otherwise. A native port (Kernel::setNative) takes the user's buffer as already being in
+// the primitive's format: the buffer is bound to the inner memory and nothing is converted.
 class Port {
 public:
     /// `target`: the primitive's memory to fill (another port's inner memory) instead of one of
     /// its own; only when the formats differ.
-    Port(const memory::desc& plain, const memory::desc& wanted, bool intoPrimitive, const memory* target = nullptr)
+    Port(const memory::desc& plain, const memory::desc& wanted, bool intoPrimitive, const memory* target = nullptr,
+        bool native = false)
         : m_user(plain, dnnlutil::cpuEngine(), DNNL_MEMORY_NONE)
         , m_intoPrimitive(intoPrimitive)
     {
+        if (native && wanted != plain) {
+            m_inner = memory(wanted, dnnlutil::cpuEngine(), DNNL_MEMORY_NONE);
+            m_native = true;
+            return;
+        }
         if (wanted == plain) {
             m_inner = m_user;
             return;
@@ -54,7 +61,7 @@ public:
     void bind(float* data)
     {
         m_data = data;
-        m_user.set_data_handle(data);
+        (m_native ? m_inner : m_user).set_data_handle(data);
     }
 
     /// User -> primitive for inputs, primitive -> user for outputs.
@@ -77,6 +84,7 @@ private:
     memory m_user;
     memory m_inner;
     bool m_intoPrimitive;
+    bool m_native = false;
     Conversion m_conversion = Conversion::None;
     float* m_data = nullptr;
     int64_t m_batch = 0, m_channels = 0, m_positions = 0;
@@ -144,6 +152,7 @@ public:
 
     bool setPostOps(std::span<const PostOp> ops) override
     {
+        m_nativeSrc = m_nativeDst = m_nativeResidual = false; // layouts are asked again after
         if (dnnlutil::PostOpList::takes(ops)) {
             m_post.set(ops, m_output.ndim(), m_output[1]);
             try {
@@ -157,6 +166,24 @@ public:
             build();
         }
         return false;
+    }
+
+    NativeLayout nativeOutput() const override { return m_dstLayout; }
+
+    NativeLayout nativeInput(size_t index) const override
+    {
+        if (index == 0) return m_srcLayout;
+        if (static_cast<int>(index) == residualIndex()) return m_dstLayout; // summed into the destination
+        return {};
+    }
+
+    void setNative(std::span<const bool> inputs, bool output) override
+    {
+        const auto flagged = [&inputs](int i) { return i >= 0 && static_cast<size_t>(i) < inputs.size() && inputs[static_cast<size_t>(i)]; };
+        m_nativeSrc = flagged(0) && !m_srcLayout.plain();
+        m_nativeResidual = flagged(residualIndex()) && !m_dstLayout.plain();
+        m_nativeDst = output && !m_dstLayout.plain();
+        build();
     }
 
     void build()
@@ -200,11 +227,14 @@ public:
                     anyFormat(dstPlain), strides, dilates, pads, pads),
                 attr, dnnlutil::cpuEngine());
         m_conv = dnnl::convolution_forward(pd);
-        m_src = std::make_unique<Port>(srcPlain, pd.src_desc(), true);
+        m_srcLayout = dnnlutil::nativeLayout(pd.src_desc(), srcPlain);
+        m_dstLayout = dnnlutil::nativeLayout(pd.dst_desc(), dstPlain);
+        m_src = std::make_unique<Port>(srcPlain, pd.src_desc(), true, nullptr, m_nativeSrc);
         m_weights = std::make_unique<Port>(weightsPlain, pd.weights_desc(), true);
-        m_dst = std::make_unique<Port>(dstPlain, pd.dst_desc(), false);
+        m_dst = std::make_unique<Port>(dstPlain, pd.dst_desc(), false, nullptr, m_nativeDst);
         m_residual.reset();
-        if (m_post.hasSum()) m_residual = std::make_unique<Port>(dstPlain, pd.dst_desc(), true, &m_dst->inner());
+        if (m_post.hasSum())
+            m_residual = std::make_unique<Port>(dstPlain, pd.dst_desc(), true, &m_dst->inner(), m_nativeResidual);
         m_convArgs = { { DNNL_ARG_SRC, m_src->inner() }, { DNNL_ARG_WEIGHTS, m_weights->inner() },
             { DNNL_ARG_DST, m_dst->inner() } };
         m_bias = memory();
@@ -231,8 +261,9 @@ public:
             if (m_residual->converts()) {
                 m_residual->bind(r.data());
                 m_residual->convert(s);
-            } else if (r.data() != out[0]->data()) {
-                std::memcpy(out[0]->data(), r.data(), static_cast<size_t>(r.size()) * sizeof(float));
+            } else { // already in the destination's layout (plain, or native on both sides)
+                void* into = m_dst->inner().get_data_handle();
+                if (r.data() != into) std::memcpy(into, r.data(), static_cast<size_t>(r.size()) * sizeof(float));
             }
         }
         float* w = in[1]->data();
@@ -257,6 +288,8 @@ public:
     const char* backend() const override { return "dnnl"; }
 
 private:
+    int residualIndex() const { return m_post.residualIndex(m_params.noBias ? 2 : 3); }
+
     ConvolutionParams m_params;
     Shape m_data, m_output;
     dnnlutil::PostOpList m_post;
@@ -267,6 +300,8 @@ private:
     size_t m_weightsCount = 0;
     Fingerprint m_weightsSeen;
     bool m_weightsValid = false;
+    NativeLayout m_srcLayout, m_dstLayout;
+    bool m_nativeSrc = false, m_nativeDst = false, m_nativeResidual = false;
 };
 
 } // namespace

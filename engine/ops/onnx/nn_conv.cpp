@@ -146,6 +146,9 @@ public:
         m_fused = taken && !ops.empty();
         return taken;
     }
+    NativeLayout nativeOutput() const override { return m_fast->nativeOutput(); }
+    NativeLayout nativeInput(size_t index) const override { return m_fast->nativeInput(index); }
+    void setNative(std::span<const bool> inputs, bool output) override { m_fast->setNative(inputs, output); }
 
 private:
     ConvParams m_params;

@@ -1,0 +1,153 @@
+// Tensors kept in oneDNN's blocked layout between convolutions nobody watches
+// (Executor::keepNativeLayouts): the same values as with every tensor plain, a watched node's
+// tensors plain again from the next run, and a tensor that anything else reads (another kind of
+// kernel, the caller as a graph output) never kept.
+
+#include "common/exec_graphs.h"
+#include "common/tensor_match.h"
+#include "exec/executor.h"
+#include "tensor/random.h"
+
+#include <gtest/gtest.h>
+
+using namespace opscope;
+
+namespace {
+using test::idOf;
+using test::staticFlags;
+using Watcher = test::OutputWatcher;
+
+struct Net {
+    std::shared_ptr<Graph> g = std::make_shared<Graph>();
+    uint32_t data = g->addVariable("data");
+    std::vector<Shape> shapes { Shape({ 2, 16, 14, 14 }) };
+
+    uint32_t conv(const std::string& name, uint32_t in, int filters, int kernel, int stride, int inChannels)
+    {
+        const uint32_t w = g->addVariable(name + "_weight");
+        const uint32_t b = g->addVariable(name + "_bias");
+        shapes.push_back(Shape({ filters, inChannels, kernel, kernel }));
+        shapes.push_back(Shape({ filters }));
+        const std::string k = std::to_string(kernel), s = std::to_string(stride), p = std::to_string(kernel / 2);
+        return g->addOp("Convolution", name,
+            { { "kernel", "(" + k + ", " + k + ")" }, { "stride", "(" + s + ", " + s + ")" }, { "pad", "(" + p + ", " + p + ")" },
+                { "num_filter", std::to_string(filters) } },
+            { { in, 0, 0 }, { w, 0, 0 }, { b, 0, 0 } });
+    }
+    uint32_t op(const std::string& type, const std::string& name, std::vector<uint32_t> in, AttrMap attrs = {})
+    {
+        std::vector<NodeEntry> entries;
+        for (uint32_t i : in)
+            entries.push_back({ i, 0, 0 });
+        return g->addOp(type, name, std::move(attrs), entries);
+    }
+    std::vector<Tensor> inputs() const
+    {
+        Generator gen(11);
+        std::vector<Tensor> v;
+        for (const Shape& s : shapes)
+            v.push_back(Tensor::uniform(s, -0.5f, 0.5f, &gen));
+        return v;
+    }
+};
+
+// A residual stage as ResNet has them:
+// conv1 -> relu1 -> conv2 -> add(conv2, relu1) -> relu2 -> conv3 (1x1, stride 2, 32) -> conv4 -> conv5 (head)
+Net residualNet()
+{
+    Net n;
+    const uint32_t r1 = n.op("relu", "relu1", { n.conv("conv1", n.data, 16, 3, 1, 16) });
+    const uint32_t add = n.op("elemwise_add", "add", { n.conv("conv2", r1, 16, 3, 1, 16), r1 });
+    const uint32_t r2 = n.op("relu", "relu2", { add });
+    const uint32_t c3 = n.conv("conv3", r2, 32, 1, 2, 16);
+    const uint32_t c4 = n.conv("conv4", c3, 32, 3, 1, 32);
+    const uint32_t c5 = n.conv("conv5", c4, 32, 3, 1, 32);
+    n.g->setHeads({ { c5, 0, 0 } });
+    n.g->finalize();
+    return n;
+}
+
+uint32_t outputOf(const Graph& g, const std::string& node) { return g.entryId(idOf(g, node), 0); }
+
+bool onednn(const Executor& e, const std::string& conv) { return e.kernelBackends()[idOf(e.graph(), conv)] == "dnnl"; }
+}
+
+TEST(NativeLayout, ConvolutionsHandTheirBlockedLayoutOnWithTheSameValues)
+{
+    const Net n = residualNet();
+    const Graph& g = *n.g;
+    const auto in = n.inputs();
+    Executor plain(n.g, staticFlags(false));
+    Executor fused(n.g, staticFlags(true));
+    const Tensor expected = plain.run(in).outputs.at(0).copy();
+    const Tensor got = fused.run(in).outputs.at(0).copy();
+    if (!onednn(fused, "conv1")) GTEST_SKIP() << "oneDNN runs no convolution on this machine";
+    EXPECT_TRUE(test::tensorsNear(got, expected, 1e-6f, 1e-5f));
+    // relu1 (conv1's fused output) is read by conv2 and, as its residual, by conv2's fused add;
+    // relu2 by conv3; conv3 by conv4; conv4 by conv5.
+    for (const char* node : { "relu1", "relu2", "conv3", "conv4" })
+        EXPECT_TRUE(fused.nativeLayout(outputOf(g, node))) << node;
+    EXPECT_FALSE(fused.nativeLayout(outputOf(g, "conv5"))) << "a graph output is the caller's: plain";
+    EXPECT_FALSE(fused.nativeLayout(outputOf(g, "data")));
+    for (const char* node : { "relu1", "conv4" })
+        EXPECT_FALSE(plain.nativeLayout(outputOf(g, node))) << "without fuse every tensor is plain";
+    // Again with other inputs, and the same plan.
+    auto changed = in;
+    changed[0] = Tensor::uniform(in[0].shape(), -2, 2);
+    const uint64_t plans = fused.planGeneration();
+    EXPECT_TRUE(test::tensorsNear(fused.run(changed).outputs.at(0), plain.run(changed).outputs.at(0), 1e-6f, 1e-5f));
+    EXPECT_EQ(fused.planGeneration(), plans);
+}
+
+TEST(NativeLayout, AWatchedNodeSeesPlainValuesFromTheNextRun)
+{
+    const Net n = residualNet();
+    const Graph& g = *n.g;
+    const auto in = n.inputs();
+    Executor plain(n.g, staticFlags(false));
+    Watcher all;
+    all.nodes = { "relu1", "conv3", "conv4" };
+    plain.attach(&all);
+    plain.run(in);
+    Executor fused(n.g, staticFlags(true));
+    fused.run(in);
+    if (!onednn(fused, "conv1")) GTEST_SKIP() << "oneDNN runs no convolution on this machine";
+    ASSERT_TRUE(fused.nativeLayout(outputOf(g, "conv3")));
+    // conv3 -> conv4 fuse nothing: only the layout pass knows them, and a watcher must still see plain values.
+    for (const char* node : { "conv3", "relu1", "conv4" }) {
+        Watcher one;
+        one.nodes = { node };
+        fused.attach(&one);
+        const Tensor out = fused.run(in).outputs.at(0).copy();
+        fused.detach(&one);
+        ASSERT_TRUE(one.seen.count(node)) << node;
+        EXPECT_TRUE(test::tensorsNear(one.seen[node], all.seen[node], 1e-6f, 1e-5f)) << node;
+        EXPECT_TRUE(test::tensorsNear(out, plain.run(in).outputs.at(0), 1e-6f, 1e-5f)) << node;
+        EXPECT_FALSE(fused.nativeLayout(outputOf(g, node))) << node;
+        fused.run(in); // unwatched again: kept again
+    }
+    EXPECT_TRUE(fused.nativeLayout(outputOf(g, "conv3")));
+}
+
+TEST(NativeLayout, ATensorAnythingElseReadsStaysPlain)
+{
+    // conv1 -> conv2 -> pool (reads conv2) -> conv3; conv1 is also a graph output.
+    Net n;
+    const uint32_t c1 = n.conv("conv1", n.data, 16, 3, 1, 16);
+    const uint32_t c2 = n.conv("conv2", c1, 16, 3, 1, 16);
+    const uint32_t pool = n.op("Pooling", "pool", { c2 }, { { "kernel", "(2, 2)" }, { "stride", "(2, 2)" }, { "pool_type", "max" } });
+    const uint32_t c3 = n.conv("conv3", pool, 16, 3, 1, 16);
+    n.g->setHeads({ { c3, 0, 0 }, { c1, 0, 0 } });
+    n.g->finalize();
+    const Graph& g = *n.g;
+    const auto in = n.inputs();
+    Executor plain(n.g, staticFlags(false));
+    Executor fused(n.g, staticFlags(true));
+    const auto expected = plain.run(in).outputs;
+    const auto got = fused.run(in).outputs;
+    if (!onednn(fused, "conv1")) GTEST_SKIP() << "oneDNN runs no convolution on this machine";
+    EXPECT_FALSE(fused.nativeLayout(outputOf(g, "conv1"))) << "a graph output, though conv2 reads it";
+    EXPECT_FALSE(fused.nativeLayout(outputOf(g, "conv2"))) << "the pooling reads it plain";
+    for (size_t k = 0; k < 2; ++k)
+        EXPECT_TRUE(test::tensorsNear(got.at(k), expected.at(k), 1e-6f, 1e-5f)) << k;
+}
