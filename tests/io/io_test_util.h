@@ -3,7 +3,7 @@
 #include "core/error.h"
 #include "graph/graph.h"
 
-#include <cstdio>
+#include <filesystem>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -40,15 +40,17 @@ inline std::string tempPath(const std::string& leaf)
         + info->name() + "_" + leaf;
 }
 
-/// Removes the files it names when it goes out of scope (what a test wrote under tempPath).
-struct RemovedAfter {
-    std::vector<std::string> paths;
-    ~RemovedAfter()
+/// At the end of the test program, removes what its tests wrote under tempPath.
+struct TempSweeper {
+    ~TempSweeper()
     {
-        for (const std::string& p : paths)
-            std::remove(p.c_str());
+        const std::string prefix = "opscope_io_" + std::to_string(::getpid()) + "_";
+        std::error_code ec;
+        for (const auto& entry : std::filesystem::directory_iterator(::testing::TempDir(), ec))
+            if (entry.path().filename().string().starts_with(prefix)) std::filesystem::remove(entry.path(), ec);
     }
 };
+inline const TempSweeper tempSweeper;
 
 /// Little-endian byte image builder for hand-made .params files.
 class Bytes {

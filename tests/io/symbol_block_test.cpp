@@ -320,7 +320,6 @@ TEST(Export, RoundTripThroughImports)
     net->collect_params(".*running_var").values().at(0)->set_data(Tensor::uniform(Shape({ 4 }), 0.5f, 2.0f));
 
     const std::string prefix = tempPath("net");
-    const RemovedAfter cleanup { { prefix + "-symbol.json", prefix + "-0007.params" } };
     export_(*net, prefix, 7);
     const NamedTensors saved = loadParams(prefix + "-0007.params");
     std::vector<std::string> names;
@@ -350,7 +349,6 @@ TEST(Export, ImportedMnistIsWrittenBackUnchanged)
     OPSCOPE_NEEDS_SHARED("models/mnist-symbol.json", "models/mnist-0035.params");
     auto net = importMnist();
     const std::string prefix = tempPath("mnist");
-    const RemovedAfter cleanup { { prefix + "-symbol.json", prefix + "-0035.params" } };
     export_(*net, prefix, 35);
     EXPECT_EQ(readBytes(prefix + "-symbol.json"), readBytes(model("mnist-symbol.json")));
     EXPECT_EQ(readBytes(prefix + "-0035.params"), readBytes(model("mnist-0035.params")));
