@@ -91,6 +91,9 @@ BenchFigures summarize(const Executor& executor, const RunProfile& first, const 
             o.fused.push_back(g.node(f).name);
             o.fusedOps.push_back(g.node(f).opName());
         }
+        const uint32_t written = g.entryId(o.fused.empty() ? id : executor.fusedWith(id).back(), 0);
+        o.nativeOutput = executor.nativeLayout(written);
+        f.nativeTensors += o.nativeOutput ? 1 : 0;
         o.selfMs = median(kernel);
         o.minMs = *std::min_element(kernel.begin(), kernel.end());
         o.maxMs = *std::max_element(kernel.begin(), kernel.end());
@@ -122,7 +125,10 @@ void printTable(std::ostream& out, const BenchFigures& f)
     out << f.ops.size() << " ops: their median self times sum to " << fixed(f.opsMs, 3) << " ms ("
         << fixed(opsShare, 1) << " % of the pass)";
     if (f.hooked || f.observerMs > 0) out << ", observers " << fixed(f.observerMs, 3) << " ms";
-    out << "\n\n";
+    out << "\n";
+    if (f.nativeTensors > 0)
+        out << f.nativeTensors << " tensors stay in oneDNN's blocked layout from the kernel that writes them to those that read them\n";
+    out << "\n";
     size_t opWidth = 22; // a fused group's label may be longer
     for (const OpFigures& o : f.ops)
         opWidth = std::max(opWidth, opLabel(o).size() + 2);
@@ -159,6 +165,7 @@ nlohmann::json toJson(const BenchFigures& f)
     j["plan_ms"] = f.planMs;
     j["ops_ms"] = f.opsMs;
     j["observers_ms"] = f.observerMs;
+    j["native_tensors"] = f.nativeTensors;
     nlohmann::json ops = nlohmann::json::array();
     for (const OpFigures& o : f.ops) {
         nlohmann::json op;
@@ -176,6 +183,7 @@ nlohmann::json toJson(const BenchFigures& f)
         op["observers_ms"] = o.observerMs;
         op["prepare_ms"] = o.prepareMs;
         op["first_call_ms"] = o.firstCallMs;
+        op["native_output"] = o.nativeOutput;
         ops.push_back(std::move(op));
     }
     j["ops"] = std::move(ops);

@@ -27,6 +27,9 @@ struct OpFigures {
     double observerMs = 0; ///< median time in hooks, breakpoints and watchpoints around it
     double prepareMs = 0; ///< making its kernel when the executor planned (oneDNN primitive creation)
     double firstCallMs = 0; ///< its kernel's first run after that (one-time setup included)
+    /// Its kernel leaves its output in its own layout for the kernels that read it (no conversion
+    /// to plain: Executor::nativeLayout).
+    bool nativeOutput = false;
 };
 
 struct BenchFigures {
@@ -39,6 +42,7 @@ struct BenchFigures {
     double firstCallMs = 0, planMs = 0; ///< the first call, and the part of it spent planning
     double opsMs = 0; ///< the sum of the ops' median self times
     double observerMs = 0; ///< the sum of their median observer times
+    int nativeTensors = 0; ///< tensors kept in a kernel's own layout between kernels
     std::vector<OpFigures> ops; ///< slowest first
 };
 

@@ -116,4 +116,13 @@ TEST(FusionCli, BatchNormalizationAndActivationsFoldIntoTheirConvolutions)
     EXPECT_EQ(groups["conv1"], (V { "bn1", "sig1" }));
     EXPECT_EQ(groups["conv2"], (V { "bn2", "add2", "relu2" }));
     EXPECT_EQ(groups["conv3"], (V { "tanh3" }));
+    // sig1 feeds conv2 and its fused add, relu2 feeds conv3: both stay in oneDNN's layout; conv3's
+    // tanh3 is the model's output.
+    std::map<std::string, bool> native;
+    for (const auto& op : f.at("ops"))
+        native[op.at("node")] = op.at("native_output").get<bool>();
+    EXPECT_EQ(f.at("native_tensors"), 2) << f.dump();
+    EXPECT_TRUE(native["conv1"] && native["conv2"]);
+    EXPECT_FALSE(native["conv3"]);
+    EXPECT_NE(r.out.find("2 tensors stay in oneDNN's blocked layout"), std::string::npos) << r.out;
 }
