@@ -107,6 +107,11 @@ void Executor::plan(std::span<const Tensor> variables)
                 + varShapes[v].str());
     }
 
+    // From here the old plan is gone: a plan that fails (a kernel refused, memory) is made again
+    // at the next run.
+    m_planned = false;
+    m_buffersReady = false;
+    m_candidates.clear();
     m_steps.clear();
     m_layoutSteps.clear();
     m_layoutWatched.clear();

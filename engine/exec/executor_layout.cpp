@@ -14,7 +14,9 @@ void Executor::keepNativeLayouts()
     m_nativeEntries.assign(m_values.size(), false);
     m_layoutSteps.clear();
     m_layoutWatched.clear();
-    if (!m_flags.fuse || !m_flags.static_alloc || m_planTraining) return;
+    // Training changes nothing here: a backward node reading a tensor is not a convolution, so that
+    // tensor stays plain.
+    if (!m_flags.fuse || !m_flags.static_alloc) return;
     // A node in reduced precision counts as watched, as for fusion.
     const auto free = [this](const Step& s) {
         return s.wants == PhaseMask::None && (s.node >= m_precision.size() || m_precision[s.node] == Precision::Float32);
@@ -34,34 +36,34 @@ void Executor::keepNativeLayouts()
         const Step& writer = m_steps[w];
         if (writer.absorbed || writer.outCount != 1) continue;
         const NativeLayout layout = writer.kernel->nativeOutput();
-        if (!free(writer)) { // watched now: when no longer, the plan is made again to keep it
-            if (!layout.plain()) m_layoutWatched.push_back(static_cast<uint32_t>(w));
-            continue;
-        }
         const uint32_t e = writer.runOut;
         if (layout.plain() || m_types[e] != DType::Float32
             || layout.bytes != m_shapes[e].size() * static_cast<int64_t>(sizeof(float)))
             continue;
-        // Every use of the tensor (a graph output counts as one no kernel makes) must be a free
-        // kernel reading it in the same layout.
+        // Every use of the tensor (a graph output counts as one no kernel makes) must be a kernel
+        // reading it in the same layout...
         readers.clear();
         bool ok = true;
         for (size_t r = w + 1; ok && r < m_steps.size(); ++r) {
             const Step& reader = m_steps[r];
             if (reader.absorbed) continue;
             const auto in = runInputs(reader);
-            for (size_t k = 0; k < in.size(); ++k) {
+            for (size_t k = 0; ok && k < in.size(); ++k) {
                 if (in[k] != &m_values[e]) continue;
                 ok = reader.kernel->nativeInput(k).key == layout.key;
-                if (ok && !free(reader)) {
-                    m_layoutWatched.push_back(static_cast<uint32_t>(r));
-                    ok = false;
-                }
-                if (!ok) break;
                 readers.emplace_back(r, k);
             }
         }
         if (!ok || readers.empty() || readers.size() != m_useCount[e]) continue;
+        // ... and none of them watched. Those that are make the plan again once no longer watched.
+        bool watched = !free(writer);
+        if (watched) m_layoutWatched.push_back(static_cast<uint32_t>(w));
+        for (const auto& [r, k] : readers) {
+            if (free(m_steps[r])) continue;
+            watched = true;
+            m_layoutWatched.push_back(static_cast<uint32_t>(r));
+        }
+        if (watched) continue;
         decided[w].output = decided[w].any = true;
         for (const auto& [r, k] : readers) {
             Decision& d = decided[r];

@@ -83,8 +83,8 @@ public:
     virtual NativeLayout nativeInput(size_t /*index*/) const { return {}; }
     /// From now on the inputs flagged in `inputs` arrive in their native layout and the first
     /// output stays in its own (`output`): no conversion (the executor keeps a tensor that only
-    /// such kernels write and read in their layout). Called after setPostOps; the kernel must
-    /// report these layouts for them.
+    /// such kernels write and read in their layout). Called after setPostOps, which clears it:
+    /// the layouts are asked again after any new list of post-ops.
     virtual void setNative(std::span<const bool> /*inputs*/, bool /*output*/) {}
 };
 

@@ -4,6 +4,7 @@
 #include "exec/executor.h"
 #include "exec/invoke.h"
 #include "tensor/allocator.h"
+#include "tensor/memory_limit.h"
 #include "tensor/random.h"
 
 #include <gtest/gtest.h>
@@ -221,4 +222,22 @@ TEST(Executor, WrongVariableCountOrShapeIsAClearError)
     } catch (const ShapeError& e) {
         EXPECT_NE(std::string(e.what()).find("'fc1'"), std::string::npos) << e.what();
     }
+}
+
+// A plan refused for its memory leaves nothing of itself behind: the next run with the earlier
+// shapes plans again and computes what it computed before.
+TEST(Executor, APlanRefusedForItsMemoryIsMadeAgainAtTheNextRun)
+{
+    const auto g = test::mlpGraph();
+    ExecFlags flags;
+    flags.static_alloc = true;
+    Executor exec(g, flags);
+    const std::vector<Tensor> small = test::mlpInputs(4);
+    const Tensor expected = exec.run(small).outputs.at(0).copy();
+    std::vector<Tensor> large = test::mlpInputs(10000); // each tensor at most 320 KB, all of them 800 KB
+    setMemoryLimit(500 * 1000);
+    EXPECT_THROW(exec.run(large), ResourceError);
+    setMemoryLimit(0);
+    EXPECT_TRUE(test::tensorsNear(exec.run(small).outputs.at(0), expected, 0.0f, 0.0f));
+    EXPECT_EQ(exec.run(large).outputs.at(0).shape(), Shape({ 10000, 4 }));
 }
