@@ -87,11 +87,12 @@ BenchFigures summarize(const Executor& executor, const RunProfile& first, const 
         o.name = g.node(id).name;
         o.op = g.node(id).opName();
         o.backend = id < backends.size() ? backends[id] : "";
-        for (uint32_t f : executor.fusedWith(id)) {
+        const std::vector<uint32_t> fusedWith = executor.fusedWith(id);
+        for (uint32_t f : fusedWith) {
             o.fused.push_back(g.node(f).name);
             o.fusedOps.push_back(g.node(f).opName());
         }
-        const uint32_t written = g.entryId(o.fused.empty() ? id : executor.fusedWith(id).back(), 0);
+        const uint32_t written = g.entryId(fusedWith.empty() ? id : fusedWith.back(), 0);
         o.nativeOutput = executor.nativeLayout(written);
         f.nativeTensors += o.nativeOutput ? 1 : 0;
         o.selfMs = median(kernel);

@@ -382,10 +382,7 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
         }
         if (timing) timing->kernelBegin = timing->beforeEnd;
         try {
-            const std::span<const Tensor* const> in = s.extraCount == 0
-                ? std::span<const Tensor* const>(m_inPtrs.data() + s.inBegin, s.inCount)
-                : std::span<const Tensor* const>(m_fusedInPtrs.data() + s.extraBegin, s.inCount + s.extraCount);
-            s.kernel->run(in, std::span<Tensor* const>(m_outPtrs.data() + s.runOut, s.outCount), ctx);
+            s.kernel->run(runInputs(s), std::span<Tensor* const>(m_outPtrs.data() + s.runOut, s.outCount), ctx);
         } catch (const Error& e) {
             throw Error(g.describe(s.node) + ": " + e.what());
         }

@@ -153,6 +153,17 @@ private:
         size_t fusedCount = 0;
     };
     size_t unwatchedPrefix(const FusionCandidate& c) const;
+    // No observer wants the step and it runs in float32: fusion and layouts may change it.
+    bool stepIsFree(const Step& s) const
+    {
+        return s.wants == PhaseMask::None && (s.node >= m_precision.size() || m_precision[s.node] == Precision::Float32);
+    }
+    // What the step's kernel reads: its inputs, then (fused) what its post-ops read.
+    std::span<const Tensor* const> runInputs(const Step& s) const
+    {
+        return s.extraCount == 0 ? std::span<const Tensor* const>(m_inPtrs.data() + s.inBegin, s.inCount)
+                                 : std::span<const Tensor* const>(m_fusedInPtrs.data() + s.extraBegin, s.inCount + s.extraCount);
+    }
     void fuseCandidate(FusionCandidate& c);
     void computeFolds();
     // After fuse(): which tensors stay in the native layout of the kernels around them.

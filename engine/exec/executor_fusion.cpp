@@ -21,11 +21,7 @@ std::vector<uint32_t> Executor::fusedWith(uint32_t nodeId) const
 size_t Executor::unwatchedPrefix(const FusionCandidate& c) const
 {
     // A node in reduced precision counts as watched: it runs its own kernel, which rounds.
-    const auto free = [this](uint32_t step) {
-        const uint32_t node = m_steps[step].node;
-        return m_steps[step].wants == PhaseMask::None
-            && (node >= m_precision.size() || m_precision[node] == Precision::Float32);
-    };
+    const auto free = [this](uint32_t step) { return stepIsFree(m_steps[step]); };
     if (!free(c.producer)) return 0;
     size_t n = 0;
     while (n < c.consumers.size() && free(c.consumers[n]))

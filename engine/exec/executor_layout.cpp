@@ -4,8 +4,9 @@
 
 #include "exec/executor.h"
 
-#include <algorithm>
+#include <functional>
 #include <memory>
+#include <utility>
 
 namespace opscope {
 
@@ -17,21 +18,25 @@ void Executor::keepNativeLayouts()
     // Training changes nothing here: a backward node reading a tensor is not a convolution, so that
     // tensor stays plain.
     if (!m_flags.fuse || !m_flags.static_alloc) return;
-    // A node in reduced precision counts as watched, as for fusion.
-    const auto free = [this](const Step& s) {
-        return s.wants == PhaseMask::None && (s.node >= m_precision.size() || m_precision[s.node] == Precision::Float32);
-    };
-    const auto runInputs = [this](const Step& s) {
-        return s.extraCount == 0 ? std::span<const Tensor* const>(m_inPtrs.data() + s.inBegin, s.inCount)
-                                 : std::span<const Tensor* const>(m_fusedInPtrs.data() + s.extraBegin, s.inCount + s.extraCount);
-    };
+    // A node in reduced precision counts as watched, as for fusion (stepIsFree).
+    // Who reads each entry: (step, input slot), gathered once so the pass stays linear.
+    std::vector<std::vector<std::pair<uint32_t, uint32_t>>> readersOf(m_values.size());
+    const Tensor* const first = m_values.data();
+    const Tensor* const last = first + m_values.size();
+    for (size_t r = 0; r < m_steps.size(); ++r) {
+        if (m_steps[r].absorbed) continue;
+        const auto in = runInputs(m_steps[r]);
+        for (size_t k = 0; k < in.size(); ++k)
+            if (std::less_equal<>()(first, in[k]) && std::less<>()(in[k], last))
+                readersOf[static_cast<size_t>(in[k] - first)].emplace_back(static_cast<uint32_t>(r), static_cast<uint32_t>(k));
+    }
     struct Decision {
-        std::vector<bool> inputs;
+        std::unique_ptr<bool[]> inputs; // by input slot, when any
+        size_t count = 0;
         bool output = false;
         bool any = false;
     };
     std::vector<Decision> decided(m_steps.size());
-    std::vector<std::pair<size_t, size_t>> readers; // (step, input slot)
     for (size_t w = 0; w < m_steps.size(); ++w) {
         const Step& writer = m_steps[w];
         if (writer.absorbed || writer.outCount != 1) continue;
@@ -42,32 +47,28 @@ void Executor::keepNativeLayouts()
             continue;
         // Every use of the tensor (a graph output counts as one no kernel makes) must be a kernel
         // reading it in the same layout...
-        readers.clear();
+        const auto& readers = readersOf[e];
+        if (readers.empty() || readers.size() != m_useCount[e]) continue;
         bool ok = true;
-        for (size_t r = w + 1; ok && r < m_steps.size(); ++r) {
-            const Step& reader = m_steps[r];
-            if (reader.absorbed) continue;
-            const auto in = runInputs(reader);
-            for (size_t k = 0; ok && k < in.size(); ++k) {
-                if (in[k] != &m_values[e]) continue;
-                ok = reader.kernel->nativeInput(k).key == layout.key;
-                readers.emplace_back(r, k);
-            }
-        }
-        if (!ok || readers.empty() || readers.size() != m_useCount[e]) continue;
+        for (const auto& [r, k] : readers)
+            ok = ok && m_steps[r].kernel->nativeInput(k).key == layout.key;
+        if (!ok) continue;
         // ... and none of them watched. Those that are make the plan again once no longer watched.
-        bool watched = !free(writer);
+        bool watched = !stepIsFree(writer);
         if (watched) m_layoutWatched.push_back(static_cast<uint32_t>(w));
         for (const auto& [r, k] : readers) {
-            if (free(m_steps[r])) continue;
+            if (stepIsFree(m_steps[r])) continue;
             watched = true;
-            m_layoutWatched.push_back(static_cast<uint32_t>(r));
+            m_layoutWatched.push_back(r);
         }
         if (watched) continue;
         decided[w].output = decided[w].any = true;
         for (const auto& [r, k] : readers) {
             Decision& d = decided[r];
-            d.inputs.resize(runInputs(m_steps[r]).size(), false);
+            if (!d.inputs) {
+                d.count = runInputs(m_steps[r]).size();
+                d.inputs = std::make_unique<bool[]>(d.count); // all false
+            }
             d.inputs[k] = d.any = true;
         }
         m_nativeEntries[e] = true;
@@ -76,11 +77,7 @@ void Executor::keepNativeLayouts()
         const Decision& d = decided[i];
         if (!d.any) continue;
         m_layoutSteps.push_back(static_cast<uint32_t>(i));
-        const size_t n = d.inputs.size();
-        const auto flags = std::make_unique<bool[]>(std::max<size_t>(n, 1));
-        for (size_t k = 0; k < n; ++k)
-            flags[k] = d.inputs[k];
-        m_steps[i].kernel->setNative(std::span<const bool>(flags.get(), n), d.output);
+        m_steps[i].kernel->setNative(std::span<const bool>(d.inputs.get(), d.count), d.output);
     }
 }
 
