@@ -6,6 +6,7 @@
 #include "tensor/random.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 namespace opscope {
@@ -48,7 +49,20 @@ struct Tensor::Storage {
 
     size_t bytes;
     std::byte* data;
+    // 2 * version + 1 while a write may have happened since the version was last read. Writers
+    // only set the low bit (a load, then an atomic or only when it is clear); readers of the
+    // version turn a set bit into a fresh number.
+    std::atomic<uint64_t> state { 1 };
+
+    void markWritten()
+    {
+        if ((state.load(std::memory_order_relaxed) & 1u) == 0) state.fetch_or(1u, std::memory_order_relaxed);
+    }
 };
+
+namespace {
+std::atomic<uint64_t> nextVersion { 1 }; // shared by every storage: a number is never reused
+}
 
 Tensor::Tensor(const Shape& shape, DType dtype)
     : m_shape(shape)
@@ -74,9 +88,29 @@ void Tensor::checkCount(int64_t n) const
         throw ShapeError("shape " + m_shape.str() + " holds " + std::to_string(size()) + " values, got " + std::to_string(n));
 }
 
-void* Tensor::raw() const
+std::byte* Tensor::bytesForRead() const
 {
     return m_storage ? m_storage->data + m_offset * static_cast<int64_t>(dtypeSize(m_dtype)) : nullptr;
+}
+
+void* Tensor::raw() const
+{
+    if (!m_storage) return nullptr;
+    m_storage->markWritten();
+    return bytesForRead();
+}
+
+uint64_t Tensor::version() const
+{
+    if (!m_storage) return 0;
+    std::atomic<uint64_t>& state = m_storage->state;
+    uint64_t s = state.load(std::memory_order_acquire);
+    while ((s & 1u) != 0) {
+        const uint64_t fresh = nextVersion.fetch_add(1, std::memory_order_relaxed) << 1;
+        if (state.compare_exchange_weak(s, fresh, std::memory_order_acq_rel, std::memory_order_acquire)) return fresh >> 1;
+        // another reader (or a writer) changed it meanwhile: look again
+    }
+    return s >> 1;
 }
 
 float* Tensor::data() const
@@ -147,7 +181,7 @@ Tensor Tensor::copyOf(const TensorView& view)
 
 std::vector<float> Tensor::toVector() const
 {
-    auto v = values();
+    const auto v = view().values();
     return { v.begin(), v.end() };
 }
 
@@ -186,7 +220,7 @@ Tensor Tensor::operator[](int64_t i) const
 Tensor Tensor::copy() const
 {
     Tensor t(m_shape, m_dtype);
-    if (bytes()) std::memcpy(t.raw(), raw(), bytes());
+    if (bytes()) std::memcpy(t.raw(), bytesForRead(), bytes());
     return t;
 }
 
@@ -197,7 +231,7 @@ Tensor Tensor::astype(DType dtype) const
     const int64_t n = size();
     dispatchType(m_dtype, [&](auto from) {
         using S = decltype(from);
-        const S* src = static_cast<const S*>(raw());
+        const S* src = reinterpret_cast<const S*>(bytesForRead());
         dispatchType(dtype, [&](auto to) {
             using D = decltype(to);
             D* dst = static_cast<D*>(t.raw());

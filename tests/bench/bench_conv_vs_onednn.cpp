@@ -62,8 +62,8 @@ void runOpscope(benchmark::State& state, bool native)
     std::vector<Shape> in { x.shape(), w.shape() }, out { y.shape() };
     auto kernel = def.makeKernel(*params, in, out, KernelKind::Dnnl);
     if (native) {
-        const bool inputs[] = { kernel->nativeInput(0).bytes == x.size() * 4, false };
-        kernel->setNative(inputs, kernel->nativeOutput().bytes == y.size() * 4);
+        const bool inputs[] = { kernel->nativeInput(0).bytes == x.size() * static_cast<int64_t>(sizeof(float)), false };
+        kernel->setNative(inputs, kernel->nativeOutput().bytes == y.size() * static_cast<int64_t>(sizeof(float)));
     }
     const Tensor* ins[] = { &x, &w };
     Tensor* outs[] = { &y };
@@ -115,6 +115,10 @@ void BM_Conv_OneDnnAlone(benchmark::State& state)
         strm.wait();
     }
     state.counters["GFLOPs"] = benchmark::Counter(flopsOf(s, batch) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+    // What the shape is, for the report: channels in→out, kernel, stride, input size.
+    state.SetLabel(std::to_string(s.c) + "→" + std::to_string(s.k) + " " + std::to_string(s.kernel) + "×"
+        + std::to_string(s.kernel) + " /" + std::to_string(s.stride) + " at " + std::to_string(s.hw) + "×"
+        + std::to_string(s.hw));
 }
 
 void shapes(benchmark::internal::Benchmark* b)

@@ -108,8 +108,9 @@ def conv_section():
            "preferred layout. *Plain*: NCHW tensors in and out, converted around the primitive, as the executor "
            "runs a convolution whose tensors someone sees (a graph input or output, a watched node, a tensor "
            "another kind of kernel reads). *Between convolutions*: input and output in oneDNN's layout, as the "
-           "executor keeps a tensor only unwatched convolutions write and read (`Executor::nativeLayout`). The "
-           "weights' change check (one read of them per run) is in both.", "",
+           "executor keeps a tensor only unwatched convolutions write and read (`Executor::nativeLayout`). Both "
+           "keep the weights in oneDNN's layout from run to run and reorder them again only when written since "
+           "(`Tensor::version`, a number, not a read of the weights).", "",
            "| shape | batch | plain GFLOP/s | between convolutions GFLOP/s | oneDNN alone GFLOP/s | plain | between |",
            "|---|---|---|---|---|---|---|"]
     tot = {1: [0, 0, 0], 8: [0, 0, 0]}
@@ -124,7 +125,7 @@ def conv_section():
         tot[batch][1] += ns(native)
         tot[batch][2] += ns(alone)
         out.append("| %s | %d | %.1f | %.1f | %.1f | %.0f %% | %.0f %% |" % (
-            parts["shape"], batch, b["GFLOPs"], native["GFLOPs"], alone["GFLOPs"],
+            alone.get("label") or parts["shape"], batch, b["GFLOPs"], native["GFLOPs"], alone["GFLOPs"],
             100 * alone["real_time"] / b["real_time"], 100 * alone["real_time"] / native["real_time"]))
     for batch, (plain, between, alone) in tot.items():
         if plain:

@@ -1,7 +1,8 @@
 // PyTorch's exports through opscope-cli against PyTorch's own numbers
 // (samples/onnx/make_onnx_samples.py writes the models and tests/fixtures/onnx/torch/): every
 // output, and the outputs of chosen modules, found by the ONNX name scope of their nodes in the op
-// hooks' record. Also the CLI's answers to ONNX files that are wrong.
+// hooks' record; the output again with nothing watched, fused. Also the CLI's answers to ONNX
+// files that are wrong.
 
 #include "cli/cli_run.h"
 #include "common/test_paths.h"
@@ -48,10 +49,19 @@ void compareWithTorch(const std::string& name, const std::string& model, const f
     Result r = run(args);
     ASSERT_EQ(r.status, 0) << lastStderr();
     // float32 through different summation orders (im2col, Eigen, the attention's matmuls).
-    EXPECT_LE(excess(readNpy((work / "out.npy").string()), readNpy((dir / meta["output"].get<std::string>()).string()),
-                  1e-3, 1e-4),
-        0)
-        << name << " output";
+    const Tensor torchOut = readNpy((dir / meta["output"].get<std::string>()).string());
+    const Tensor watched = readNpy((work / "out.npy").string());
+    EXPECT_LE(excess(watched, torchOut, 1e-3, 1e-4), 0) << name << " output";
+    // Nothing watched, under static_shape: fused, and tensors between convolutions in oneDNN's
+    // layout. The same numbers as with every op watched, and so as PyTorch's.
+    std::string fused = "run " + model + " --mode static_shape --output " + (work / "fused.npy").string();
+    for (const auto& in : meta["inputs"])
+        fused += " --input " + in["name"].get<std::string>() + "=" + (dir / in["file"].get<std::string>()).string();
+    r = run(fused);
+    ASSERT_EQ(r.status, 0) << lastStderr();
+    const Tensor fusedOut = readNpy((work / "fused.npy").string());
+    EXPECT_LE(excess(fusedOut, watched, 1e-5, 1e-5), 0) << name << " fused against watched";
+    EXPECT_LE(excess(fusedOut, torchOut, 1e-3, 1e-4), 0) << name << " fused output";
     // Each module's output: the last node output (in call order) under its name scope.
     std::vector<nlohmann::json> records;
     std::ifstream hooks(work / "hooks.jsonl");

@@ -10,6 +10,9 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <utility>
+
 using namespace opscope;
 
 namespace {
@@ -150,4 +153,41 @@ TEST(NativeLayout, ATensorAnythingElseReadsStaysPlain)
     EXPECT_FALSE(fused.nativeLayout(outputOf(g, "conv2"))) << "the pooling reads it plain";
     for (size_t k = 0; k < 2; ++k)
         EXPECT_TRUE(test::tensorsNear(got.at(k), expected.at(k), 1e-6f, 1e-5f)) << k;
+}
+
+// A convolution keeps its weights reordered into oneDNN's layout from run to run: a run does not
+// count as a write of them (Tensor::version), so nothing is reordered again; weights written
+// between runs, through any writable access, are reordered and used.
+TEST(NativeLayout, WeightsAreReorderedAgainOnlyWhenWritten)
+{
+    const Net n = residualNet();
+    const Graph& g = *n.g;
+    auto in = n.inputs();
+    Executor plain(n.g, staticFlags(false));
+    Executor fused(n.g, staticFlags(true));
+    fused.run(in);
+    if (!onednn(fused, "conv1")) GTEST_SKIP() << "oneDNN runs no convolution on this machine";
+    std::vector<uint64_t> versions;
+    for (const Tensor& t : in)
+        versions.push_back(t.version());
+    fused.run(in);
+    plain.run(in);
+    for (size_t i = 1; i < in.size(); i += 2) // the weights (the biases are read as any input is)
+        EXPECT_EQ(in[i].version(), versions[i]) << g.node(g.variables().at(i)).name << " counted as written by a run";
+    // conv4's weights (input 7: the data, then weight and bias of each convolution) written three ways.
+    const size_t w4 = 7;
+    ASSERT_EQ(in[w4].shape(), Shape({ 32, 32, 3, 3 }));
+    const std::vector<std::pair<const char*, std::function<void()>>> writes = {
+        { "at", [&] { in[w4].at(17) += 0.75f; } },
+        { "a pointer taken after the last run", [&] {
+             float* p = in[w4].data();
+             for (int64_t i = 0; i < in[w4].size(); i += 7)
+                 p[i] = -p[i];
+         } },
+        { "copyFrom a reshaped view", [&] { in[w4].reshape(Shape({ 32 * 32 * 9 })).copyFrom(Tensor::uniform(Shape({ 32 * 32 * 9 }), -0.5f, 0.5f).view()); } },
+    };
+    for (const auto& [what, write] : writes) {
+        write();
+        EXPECT_TRUE(test::tensorsNear(fused.run(in).outputs.at(0), plain.run(in).outputs.at(0), 1e-6f, 1e-5f)) << what;
+    }
 }

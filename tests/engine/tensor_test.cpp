@@ -11,6 +11,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <set>
+#include <utility>
 
 using namespace opscope;
 
@@ -43,6 +46,44 @@ TEST(Tensor, FillsAndViewsShareStorage)
     EXPECT_EQ(t.at(0), 1.0f);
     EXPECT_THROW(t.reshape(Shape({ 4, 2 })), ShapeError);
     EXPECT_THROW(t.slice(1, 3), ShapeError);
+}
+
+// version() changes after any writable access to the storage, through any view, and never after
+// reads; numbers are never shared by two storages.
+TEST(Tensor, VersionChangesAfterEveryWritableAccessAndOnlyThen)
+{
+    Tensor t = Tensor::ones(Shape({ 2, 3 }));
+    const uint64_t v0 = t.version();
+    EXPECT_EQ(t.version(), v0);
+    (void)t.view().values();
+    (void)t.copy();
+    (void)t.toVector();
+    (void)t.astype(DType::Float64);
+    (void)t.reshape(Shape({ 3, 2 }));
+    EXPECT_EQ(t.version(), v0) << "reads are not writes";
+    const std::vector<std::pair<const char*, std::function<void()>>> writes = {
+        { "data", [&] { (void)t.data(); } },
+        { "raw", [&] { (void)t.raw(); } },
+        { "dataAs", [&] { (void)t.dataAs<float>(); } },
+        { "at", [&] { t.at(1) = 2.0f; } },
+        { "values", [&] { (void)t.values(); } },
+        { "fill", [&] { t.fill(3.0f); } },
+        { "fillWith", [&] { t.fillWith(4.0); } },
+        { "copyFrom", [&] { t.copyFrom(Tensor::zeros(t.shape()).view()); } },
+        { "a reshaped view", [&] { t.reshape(Shape({ 6 })).at(0) = 5.0f; } },
+        { "a row", [&] { (void)t[1].data(); } },
+    };
+    std::set<uint64_t> seen { v0 };
+    for (const auto& [what, write] : writes) {
+        write();
+        const uint64_t v = t.version();
+        EXPECT_TRUE(seen.insert(v).second) << what << ": the version did not change";
+        EXPECT_EQ(t.version(), v) << what;
+    }
+    // Another storage never shows a number this one had.
+    Tensor other = Tensor::ones(Shape({ 2, 3 }));
+    EXPECT_FALSE(seen.count(other.version()));
+    EXPECT_EQ(Tensor().version(), 0u);
 }
 
 TEST(Tensor, SeededRandomFillsAreReproducible)

@@ -3,7 +3,6 @@
 #include "ops/nn/channels_last.h"
 #include "ops/nn/convolution.h"
 
-#include <array>
 #include <cstdint>
 #include <cstring>
 #include <unordered_map>
@@ -92,54 +91,16 @@ private:
     std::unordered_map<int, memory> m_reorderArgs;
 };
 
-// 64 independent lanes of h = (h ^ word) * FNV prime over the values' bits. Each step is a
-// bijection of a lane's state, so changing any single value always changes the fingerprint;
-// several changes would have to cancel exactly within a lane to go unseen. One read of the
-// weights at memory speed (vectorised where AVX2 is available), and no copy of them kept.
-constexpr size_t kLanes = 64;
-struct Fingerprint {
-    std::array<uint32_t, kLanes> lanes {};
-    bool operator==(const Fingerprint&) const = default;
-};
-
-// Not under sanitizers: the load-time resolver of target_clones runs before their runtime starts.
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
-__attribute__((target_clones("avx2", "default")))
-#endif
-Fingerprint
-fingerprint(const float* values, size_t count)
-{
-    constexpr uint32_t kPrime = 0x01000193u;
-    uint32_t h[kLanes]; // a local array: the compiler keeps it in registers
-    for (size_t l = 0; l < kLanes; ++l)
-        h[l] = 0x811C9DC5u + static_cast<uint32_t>(l);
-    size_t i = 0;
-    for (; i + kLanes <= count; i += kLanes) {
-        for (size_t l = 0; l < kLanes; ++l) {
-            uint32_t word;
-            std::memcpy(&word, values + i + l, sizeof word);
-            h[l] = (h[l] ^ word) * kPrime;
-        }
-    }
-    for (size_t l = 0; i < count; ++i, ++l) {
-        uint32_t word;
-        std::memcpy(&word, values + i, sizeof word);
-        h[l] = (h[l] ^ word) * kPrime;
-    }
-    Fingerprint f;
-    std::memcpy(f.lanes.data(), h, sizeof h);
-    return f;
-}
-
 memory::desc anyFormat(const memory::desc& d)
 {
     return { d.dims(), memory::data_type::f32, memory::format_tag::any };
 }
 
 // The primitive and its reorders are made once; run() only points the user memories at the
-// tensors' buffers. Weights in another format are reordered only when their fingerprint changed
-// since the last run: oneDNN's reorder of ResNet's 512x512x3x3 weights costs about as much as the
-// convolution itself, the fingerprint (one read at memory speed) a tenth to a quarter of that.
+// tensors' buffers. Weights in another format are reordered only when they are other weights or
+// were written since the last run (Tensor::version): oneDNN's reorder of ResNet's 512x512x3x3
+// weights costs about as much as the convolution itself, and even one read of them to see whether
+// they changed a third of it at 7x7.
 class ConvolutionDnnl final : public Kernel {
 public:
     ConvolutionDnnl(const ConvolutionParams& p, const Shape& data, const Shape& output)
@@ -243,7 +204,6 @@ public:
             m_convArgs[DNNL_ARG_BIAS] = m_bias;
         }
         m_post.addArgs(m_convArgs);
-        m_weightsCount = static_cast<size_t>(weights.size());
         m_weightsValid = false; // a new weights buffer: reordered on the next run
     }
 
@@ -266,15 +226,18 @@ public:
                 if (r.data() != into) std::memcpy(into, r.data(), static_cast<size_t>(r.size()) * sizeof(float));
             }
         }
-        float* w = in[1]->data();
+        // Only read: oneDNN's handle is not const, for sources either. Taking it by data() would
+        // count as a write and reorder on every run.
+        float* w = const_cast<float*>(in[1]->view().data());
         if (!m_weights->converts()) {
             m_weights->bind(w);
         } else {
-            const Fingerprint seen = fingerprint(w, m_weightsCount);
-            if (!m_weightsValid || seen != m_weightsSeen) {
+            const uint64_t version = in[1]->version();
+            if (!m_weightsValid || version != m_weightsVersion || w != m_weightsFrom) {
                 m_weights->bind(w);
                 m_weights->convert(s);
-                m_weightsSeen = seen;
+                m_weightsVersion = version;
+                m_weightsFrom = w;
                 m_weightsValid = true;
             }
         }
@@ -297,8 +260,8 @@ private:
     std::unique_ptr<Port> m_src, m_weights, m_dst, m_residual;
     memory m_bias;
     std::unordered_map<int, memory> m_convArgs;
-    size_t m_weightsCount = 0;
-    Fingerprint m_weightsSeen;
+    uint64_t m_weightsVersion = 0; // of the weights last reordered, and where they were
+    const float* m_weightsFrom = nullptr;
     bool m_weightsValid = false;
     NativeLayout m_srcLayout, m_dstLayout;
     bool m_nativeSrc = false, m_nativeDst = false, m_nativeResidual = false;
