@@ -52,7 +52,8 @@ public:
     size_t bytes() const { return static_cast<size_t>(size()) * dtypeSize(m_dtype); }
     /// Writable float32 data (handle semantics: constness of the handle does not protect the
     /// values). Throws TypeError, naming the type, for a tensor of another type. Every writable
-    /// accessor (data, dataAs, raw, at, values, copyFrom, fill) counts as a write for version().
+    /// accessor (data, dataAs, raw, at, values, copyFrom, fill, fillWith) counts as a write for
+    /// version().
     float* data() const;
     /// Writable data of type T (checked like data()).
     template <class T> T* dataAs() const
@@ -63,12 +64,13 @@ public:
     /// The elements' bytes, whatever the type.
     void* raw() const;
     /// A number that changes whenever the storage may have been written: it differs from the one
-    /// returned before if a writable accessor of this tensor or of any view of its storage was
-    /// called in between. Numbers are never reused, by this storage or another. view() and copy()
-    /// only read. A write through a pointer kept from a call made before the last version() is not
-    /// seen: take the pointer again to write (kernels do, on every run). Kernels that keep a
-    /// converted copy of an input (oneDNN's weights in a blocked layout) convert again only when
-    /// the version changed. Thread-safe as the values are: under the protocol that orders the writes.
+    /// returned before if a writable accessor of this tensor or of any handle sharing its storage
+    /// (reshape, slice, operator[]) was called in between. Numbers are never reused, by this
+    /// storage or another. view() and copy() only read. A write through a pointer kept from a call
+    /// made before the last version() is not seen: take the pointer again to write (kernels do, on
+    /// every run). Kernels that keep a converted copy of an input (oneDNN's weights in a blocked
+    /// layout) convert again only when the version changed. Thread-safe as the values are: under
+    /// the protocol that orders the writes.
     uint64_t version() const;
     float& at(int64_t flatIndex) const { return data()[flatIndex]; }
     std::span<float> values() const { return { data(), static_cast<size_t>(size()) }; }
