@@ -141,11 +141,14 @@ if args.only is None:
     lines += conv
 
 def hooks_section():
-    hk = run("bench_hooks")
+    # Interleaved: whatever runs first in a process runs slower (allocator, caches, frequency), which
+    # in registration order always hit the same configurations.
+    hk = run("bench_hooks", ["--benchmark_enable_random_interleaving=true"])
     if not hk:
         return []
     models = {0: "seed model × 64 Dense(16)", 1: "lenet", 2: "mlp"}
-    out = ["## Op hooks", "", "Median of 3 repetitions, CPU time of the calling thread (the hooks run on it); "
+    out = ["## Op hooks", "", "Median of 9 repetitions, the repetitions of all configurations run interleaved in random order; "
+           "CPU time of the calling thread (the hooks run on it); "
            "ns per hook call = (time with hook − time without) / hook calls. Hybridized means static_alloc; "
            "there a hook on every op leaves nothing to fuse, so its cost per call is taken against the same "
            "plan without a hook (*none, unfused*: `fuse` off); *none* is the default, fused. A few "
