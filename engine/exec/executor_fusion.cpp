@@ -79,6 +79,7 @@ void Executor::fuse()
         cand.producer = static_cast<uint32_t>(stepOf[chain.producer]);
         cand.ops = chain.ops;
         const Shape channels { m_shapes[g.entryId(chain.producer, 0)][1] };
+        size_t bound = 0; // the next of chain.bounds
         for (size_t k = 0; k < chain.consumers.size(); ++k) {
             cand.consumers.push_back(static_cast<uint32_t>(stepOf[chain.consumers[k]]));
             if (chain.ops[k].kind == PostOp::Kind::Sum) {
@@ -89,6 +90,9 @@ void Executor::fuse()
                 cand.folds.push_back({ k, &scale, &shift });
                 cand.extra.push_back(&scale);
                 cand.extra.push_back(&shift);
+            } else {
+                for (int b = 0; b < chain.ops[k].extraInputs(); ++b) // a clip's bounds
+                    cand.extra.push_back(&m_values[chain.bounds[bound++]]);
             }
         }
         fuseCandidate(cand);

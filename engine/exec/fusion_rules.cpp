@@ -4,6 +4,7 @@
 #include "ops/onnx/onnx_op.h"
 
 #include <cmath>
+#include <limits>
 
 namespace opscope::fusion {
 
@@ -32,10 +33,26 @@ std::optional<PostOp> elementwise(const Node& n)
     using K = PostOp::Kind;
     if (n.isVariable() || n.numOutputs != 1) return std::nullopt;
     try {
+        // A clip keeps NaN (the kernel applies it after storing, not oneDNN's clip post-op, which
+        // turns NaN into a bound).
         if (n.onnx) {
             if (n.op == "Relu") return PostOp { K::Relu };
             if (n.op == "Sigmoid") return PostOp { K::Sigmoid };
             if (n.op == "Tanh") return PostOp { K::Tanh };
+            if (n.op == "Clip") {
+                constexpr float inf = std::numeric_limits<float>::infinity();
+                PostOp clip { K::Clip, -inf, inf, true };
+                const auto* p = dynamic_cast<const onnx_ops::OnnxParams*>(n.params.get());
+                if (!p) return std::nullopt;
+                if (p->opset < 11) { // bounds as attributes
+                    const onnx_ops::OnnxAttrs a(n.attrs, "Clip");
+                    clip.lo = static_cast<float>(a.getFloat("min", -inf));
+                    clip.hi = static_cast<float>(a.getFloat("max", inf));
+                } else { // bounds as inputs, each optional
+                    clip.boundInputs = static_cast<uint8_t>((p->hasInput(1) ? 1 : 0) | (p->hasInput(2) ? 2 : 0));
+                }
+                return clip;
+            }
             return std::nullopt;
         }
         const std::string& op = n.def->name;
@@ -45,7 +62,11 @@ std::optional<PostOp> elementwise(const Node& n)
         if (op == "sigmoid" || (op == "Activation" && activation(n, "sigmoid"))) return PostOp { K::Sigmoid };
         if (op == "tanh" || (op == "Activation" && activation(n, "tanh"))) return PostOp { K::Tanh };
         if (op == "LeakyReLU" && activation(n, "gelu")) return PostOp { K::Gelu };
-        // Not clip: oneDNN's clip post-op turns NaN into a bound, MXNet's and ONNX's keep it.
+        if (op == "clip") { // the same as ONNX's order only when a_min <= a_max
+            const AttrReader r(n.attrs, "clip");
+            const auto lo = static_cast<float>(r.getFloat("a_min")), hi = static_cast<float>(r.getFloat("a_max"));
+            if (lo <= hi) return PostOp { K::Clip, lo, hi, true };
+        }
     } catch (const Error&) {
         return std::nullopt; // attributes the op itself refuses: its own kernel says so
     }
@@ -161,7 +182,18 @@ std::vector<Chain> chains(const Graph& g, std::span<const Shape> shapes, std::sp
                 if (!ok) break;
                 chain.ops.push_back(PostOp { PostOp::Kind::Affine });
             } else if (const auto op = elementwise(n)) {
-                if (!dataFirst || n.inputs.size() != 1) break;
+                // Its other inputs (a clip's bounds) ready before the convolution runs.
+                if (!dataFirst || n.inputs.size() != 1 + static_cast<size_t>(op->extraInputs())) break;
+                bool ready = true;
+                std::vector<uint32_t> bounds;
+                for (size_t k = 1; k < n.inputs.size(); ++k) {
+                    const uint32_t e = g.entryId(n.inputs[k]);
+                    ready = ready && (g.node(entryNode[e]).isVariable() || entryNode[e] < c)
+                        && types[e] == DType::Float32 && shapes[e].size() == 1;
+                    bounds.push_back(e);
+                }
+                if (!ready) break;
+                chain.bounds.insert(chain.bounds.end(), bounds.begin(), bounds.end());
                 chain.ops.push_back(*op);
             } else {
                 break;

@@ -40,11 +40,12 @@ struct Chain {
     std::vector<uint32_t> consumers;
     std::vector<PostOp> ops; ///< one per consumer
     std::vector<int64_t> residuals; ///< per consumer: the entry a Sum adds, else -1
+    std::vector<uint32_t> bounds; ///< the entries clips read as bounds (PostOp::boundInputs), in chain order
 };
 
 /// Every chain of a graph with these entry shapes and types (by Graph::entryId), for a training
-/// run or not. A residual must be ready before the convolution runs (a variable, or made by a
-/// node before it in graph order).
+/// run or not. A residual, and a clip's bounds, must be ready before the convolution runs (a
+/// variable, or made by a node before it in graph order).
 std::vector<Chain> chains(const Graph& g, std::span<const Shape> shapes, std::span<const DType> types, bool training);
 
 /// What a chain folds, for people: "BatchNorm (scale and shift), add (residual), relu".

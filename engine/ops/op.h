@@ -45,12 +45,20 @@ struct PostOp {
     };
     Kind kind = Kind::Relu;
     float lo = 0.0f, hi = 0.0f; ///< Clip's bounds
-    /// Relu only: NaN stays NaN (oneDNN's relu kernel on its own) instead of becoming 0 (MXNet's
-    /// relu operator, ONNX's Relu, and oneDNN's relu post-op). Only as the last of a list.
+    /// Relu and Clip: NaN stays NaN (oneDNN's relu kernel on its own, MXNet's clip and ONNX's Clip)
+    /// instead of becoming 0 or a bound (MXNet's relu operator, ONNX's Relu, and oneDNN's relu and
+    /// clip post-ops). Applied after the output is stored: only as the last of a list.
     bool keepNaN = false;
+    /// Clip only: bit 0, the lower bound is an extra input (a scalar read at each run, as ONNX's
+    /// Clip takes it) instead of `lo`; bit 1, the upper one instead of `hi`.
+    uint8_t boundInputs = 0;
     bool operator==(const PostOp&) const = default;
     /// How many inputs it adds after the kernel's own (and after those of the post-ops before it).
-    int extraInputs() const { return kind == Kind::Sum ? 1 : kind == Kind::Affine ? 2 : 0; }
+    int extraInputs() const
+    {
+        if (kind == Kind::Clip) return (boundInputs & 1) + ((boundInputs >> 1) & 1);
+        return kind == Kind::Sum ? 1 : kind == Kind::Affine ? 2 : 0;
+    }
 };
 
 /// How a kernel lays a tensor out in memory when it reads or writes it without converting: a

@@ -11,7 +11,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -28,6 +30,7 @@ std::vector<std::string> models()
     for (const char* f : { "encoder_decoder", "mobile_block", "lstm_classifier" })
         m.push_back(fixture(std::string("onnx/torch/") + f + ".onnx"));
     m.push_back(fixture("onnx/conv_bn_chain.onnx"));
+    m.push_back(fixture("onnx/conv_clip_chain.onnx"));
     return m;
 }
 
@@ -125,4 +128,44 @@ TEST(FusionCli, BatchNormalizationAndActivationsFoldIntoTheirConvolutions)
     EXPECT_TRUE(native["conv1"] && native["conv2"]);
     EXPECT_FALSE(native["conv3"]);
     EXPECT_NE(r.out.find("2 tensors stay in oneDNN's blocked layout"), std::string::npos) << r.out;
+}
+
+// ONNX's Clip with its bounds as inputs (both, the lower only, the upper only), as exporters write
+// ReLU6: each fused into its convolution and applied after the store, so that NaN and infinities
+// in the input come out exactly as unfused.
+TEST(FusionCli, ClipWithBoundsAsInputsFoldsIntoItsConvolutionKeepingNaN)
+{
+    const fs::path dir = tempDir("fusion_clip");
+    const std::string model = fixture("onnx/conv_clip_chain.onnx");
+    Result r = run("bench " + model + " --repeat 1 --warmup 0 --json " + (dir / "f.json").string());
+    ASSERT_EQ(r.status, 0) << lastStderr();
+    std::ifstream in(dir / "f.json");
+    const nlohmann::json f = nlohmann::json::parse(in);
+    std::map<std::string, std::vector<std::string>> groups;
+    for (const auto& op : f.at("ops"))
+        groups[op.at("node")] = op.at("fused").get<std::vector<std::string>>();
+    if (groups.size() == 6) GTEST_SKIP() << "no convolution ran on oneDNN here: nothing fused";
+    using V = std::vector<std::string>;
+    EXPECT_EQ(groups.size(), 3u) << f.dump();
+    EXPECT_EQ(groups["conv1"], (V { "clip1" }));
+    EXPECT_EQ(groups["dwconv2"], (V { "clip2" }));
+    EXPECT_EQ(groups["conv3"], (V { "clip3" }));
+
+    Tensor x = Tensor::uniform(Shape({ 1, 8, 12, 12 }), -20, 20); // large: every clip bites
+    x.at(5) = std::numeric_limits<float>::quiet_NaN();
+    x.at(300) = std::numeric_limits<float>::infinity();
+    x.at(900) = -std::numeric_limits<float>::infinity();
+    writeNpy((dir / "x.npy").string(), x.view());
+    const std::string args = "run " + model + " --mode static_shape --input x=" + (dir / "x.npy").string() + " --output ";
+    ASSERT_EQ(run(args + (dir / "fused.npy").string()).status, 0) << lastStderr();
+    ASSERT_EQ(run(args + (dir / "plain.npy").string() + " --no-fuse").status, 0) << lastStderr();
+    const Tensor fused = readNpy((dir / "fused.npy").string()), plain = readNpy((dir / "plain.npy").string());
+    int nans = 0, bounds = 0;
+    for (float v : plain.view().values()) {
+        nans += std::isnan(v) ? 1 : 0;
+        bounds += v == 6.0f ? 1 : 0;
+    }
+    EXPECT_GT(nans, 0) << "the NaN reached the output unfused";
+    EXPECT_GT(bounds, 0) << "clip3 bounded some values";
+    EXPECT_TRUE(tensorsNear(fused, plain, 1e-6f, 1e-5f));
 }

@@ -21,7 +21,8 @@ void PostOpList::set(std::span<const PostOp> ops, int outputRank, int64_t channe
     m_binaryArgs.clear();
     m_binaryMemory.clear();
     m_sum = false;
-    m_ownRelu = !m_ops.empty() && m_ops.back().kind == PostOp::Kind::Relu && m_ops.back().keepNaN;
+    m_own = !m_ops.empty() && m_ops.back().keepNaN;
+    m_clipLo = m_clipHi = nullptr;
     if (m_ops.empty()) return;
     Shape channel(std::vector<int64_t>(static_cast<size_t>(outputRank), 1));
     channel[1] = channels;
@@ -41,7 +42,7 @@ void PostOpList::set(std::span<const PostOp> ops, int outputRank, int64_t channe
         }
     };
     dnnl::post_ops list;
-    for (const PostOp& op : std::span<const PostOp>(m_ops).first(m_ops.size() - (m_ownRelu ? 1 : 0))) {
+    for (const PostOp& op : std::span<const PostOp>(m_ops).first(m_ops.size() - (m_own ? 1 : 0))) {
         if (op.kind == PostOp::Kind::Sum) {
             list.append_sum(1.0f);
             m_sum = true;
@@ -84,6 +85,11 @@ const Tensor* PostOpList::bind(std::span<const Tensor* const> in, size_t own)
             m_binaryMemory[binary++].set_data_handle(in[extra]->data());
             m_binaryMemory[binary++].set_data_handle(in[extra + 1]->data());
         }
+        if (op.kind == PostOp::Kind::Clip) {
+            size_t k = extra;
+            m_clipLo = (op.boundInputs & 1) ? in[k++] : nullptr;
+            m_clipHi = (op.boundInputs & 2) ? in[k] : nullptr;
+        }
         extra += static_cast<size_t>(op.extraInputs());
     }
     return residual;
@@ -91,9 +97,18 @@ const Tensor* PostOpList::bind(std::span<const Tensor* const> in, size_t own)
 
 void PostOpList::finish(Tensor& out) const
 {
-    if (!m_ownRelu) return;
+    if (!m_own) return;
     float* y = out.data();
-    for (int64_t i = 0, n = out.size(); i < n; ++i)
+    const int64_t n = out.size();
+    const PostOp& op = m_ops.back();
+    if (op.kind == PostOp::Kind::Clip) {
+        const float lo = m_clipLo ? m_clipLo->view().data()[0] : op.lo;
+        const float hi = m_clipHi ? m_clipHi->view().data()[0] : op.hi;
+        for (int64_t i = 0; i < n; ++i)
+            y[i] = y[i] < lo ? lo : (y[i] > hi ? hi : y[i]);
+        return;
+    }
+    for (int64_t i = 0; i < n; ++i)
         y[i] = y[i] > 0.0f ? y[i] : y[i] * 0.0f;
 }
 

@@ -15,12 +15,12 @@ namespace opscope::dnnlutil {
 
 /// The list a kernel was given, as the attribute its primitive is made with and the arguments it
 /// runs with. A folded normalisation (Affine) is a binary multiply then add by (1, C, 1…) operands;
-/// a NaN-keeping relu (only last) is left to finish(), after the output is stored, because
-/// oneDNN's relu post-op turns NaN into 0.
+/// a NaN-keeping relu or clip (only last) is left to finish(), after the output is stored, because
+/// oneDNN's relu and clip post-ops turn NaN into 0 or a bound.
 class PostOpList {
 public:
     /// At most one sum (its residual goes into the destination before the run) and a NaN-keeping
-    /// relu only at the end.
+    /// relu or clip only at the end.
     static bool takes(std::span<const PostOp> ops);
 
     /// The list for a destination of rank `outputRank` with `channels` on axis 1.
@@ -34,16 +34,20 @@ public:
     const dnnl::primitive_attr& attr() const { return m_attr; }
     /// Adds the per-channel operands to the primitive's arguments.
     void addArgs(std::unordered_map<int, dnnl::memory>& args) const;
-    /// Points the per-channel operands at the inputs after the kernel's `own` ones, in list order;
-    /// returns the residual (nullptr without a sum).
+    /// Points the per-channel operands at the inputs after the kernel's `own` ones, in list order
+    /// (and takes a clip's bounds from there); returns the residual (nullptr without a sum).
     const Tensor* bind(std::span<const Tensor* const> in, size_t own);
-    /// What is left after the output is stored: a NaN-keeping relu, x > 0 ? x : 0·x.
+    /// What is left after the output is stored, on every value whatever the layout: a NaN-keeping
+    /// relu, x > 0 ? x : 0·x, or clip, x < lo ? lo : (x > hi ? hi : x) (ONNX's Clip and, for
+    /// lo <= hi, MXNet's clip).
     void finish(Tensor& out) const;
 
 private:
     std::vector<PostOp> m_ops;
     dnnl::primitive_attr m_attr;
-    bool m_sum = false, m_ownRelu = false;
+    bool m_sum = false, m_own = false; // m_own: the last op is left to finish()
+    const Tensor* m_clipLo = nullptr; // a clip's bounds read at each run (PostOp::boundInputs)
+    const Tensor* m_clipHi = nullptr;
     std::vector<int> m_binaryArgs; // argument ids of the per-channel operands, in list order
     std::vector<dnnl::memory> m_binaryMemory;
 };
