@@ -24,8 +24,8 @@ struct ExecFlags {
     /// With static_alloc: fold what no observer watches into the kernel before it, as oneDNN
     /// post-ops (MXNet's MKLDNN subgraph backend did the same): into a convolution or a fully
     /// connected layer, the chain of nodes that alone read its output: an inference BatchNorm
-    /// (per-channel scale and shift), an add of a residual ready before it, relu, sigmoid, tanh and
-    /// gelu (exec/fusion_rules.h).
+    /// (per-channel scale and shift), an add of a residual ready before it, relu, sigmoid, tanh,
+    /// gelu and clip (a clip after the store, keeping NaN; exec/fusion_rules.h).
     /// A node an observer wants is never fused away: its inputs and outputs exist as without fusion.
     /// Then, with fuse: a tensor only oneDNN convolutions write and read, none of them watched,
     /// stays in their blocked layout (nChw16c…) between them instead of being converted to plain.

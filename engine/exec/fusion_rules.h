@@ -18,10 +18,10 @@ bool takesPostOps(const Node& node);
 /// An addition of two tensors: MXNet's elemwise_add and broadcast_add, ONNX's Add (a Sum post-op
 /// when one operand is ready before the kernel runs).
 bool isAdd(const Node& node);
-/// The element-wise post-op a one-input node computes exactly as its own kernel does, applied to
-/// its input 0: relu (MXNet Activation/relu, ONNX Relu), sigmoid, tanh, gelu (MXNet LeakyReLU),
-/// clip (MXNet clip with a_min <= a_max, ONNX Clip with bounds known before the run). nullopt
-/// otherwise.
+/// The element-wise post-op a node computes exactly as its own kernel does, applied to its input
+/// 0: relu (MXNet Activation/relu, ONNX Relu), sigmoid, tanh, gelu (MXNet LeakyReLU), clip (MXNet
+/// clip with a_min <= a_max; ONNX Clip, its bounds as attributes or as inputs 1 and 2, which the
+/// kernel reads at each run: PostOp::boundInputs). nullopt otherwise.
 std::optional<PostOp> elementwise(const Node& node);
 /// An inference normalisation foldable as an Affine post-op: MXNet's BatchNorm on axis 1 (when not
 /// training, or with use_global_stats), ONNX's BatchNormalization. Its inputs are data, then the

@@ -39,7 +39,7 @@ struct PostOp {
         Sigmoid, ///< 1 / (1 + exp(-x))
         Tanh,
         Gelu, ///< x·Φ(x), the erf form
-        Clip, ///< min(max(x, lo), hi)
+        Clip, ///< x < lo ? lo : (x > hi ? hi : x) (ONNX's order; MXNet's agrees when lo <= hi)
         Sum, ///< x + r: one more input r of the output's shape (a residual connection)
         Affine, ///< x·scale[c] + shift[c] per channel (axis 1): two more inputs of shape (C) (a folded BatchNorm)
     };

@@ -1,7 +1,7 @@
 // Chains fused into a convolution (ExecFlags::fuse): an inference BatchNorm folded as a per-channel
-// scale and shift, element-wise activations (relu, sigmoid, tanh, gelu) and a residual add, in any
-// order the graph has them; the same values as unfused, NaN and infinities included; a watched node
-// ends the fused part of a chain; a training run never folds a BatchNorm that trains.
+// scale and shift, element-wise activations (relu, sigmoid, tanh, gelu, clip) and a residual add,
+// in any order the graph has them; the same values as unfused, NaN and infinities included; a
+// watched node ends the fused part of a chain; a training run never folds a BatchNorm that trains.
 
 #include "common/exec_graphs.h"
 #include "common/tensor_match.h"
@@ -247,6 +247,53 @@ TEST(FusionChain, AFullyConnectedLayerTakesItsBatchNormAndActivation)
     for (int64_t i = 0; i < a.outputs[0].size(); ++i)
         nans += std::isnan(a.outputs[0].data()[i]) ? 1 : 0;
     EXPECT_GT(nans, 0) << "the NaN reached the output unfused (and, compared above, fused)";
+}
+
+// MXNet's clip fuses after a convolution and after a fully connected layer (applied after the
+// store, NaN kept), but not with a_min > a_max, where its order of comparisons is its own.
+TEST(FusionChain, ClipFusesKeepingNaNUnlessItsBoundsAreCrossed)
+{
+    // data -> conv1 -> clip1 [-0.2, 0.3] -> conv2 -> clip2 [0.5, -0.5] (head); data -> fc -> clip3 [0, 0.1] (head)
+    Builder b;
+    const uint32_t c1 = b.op("clip", "clip1", b.conv("conv1", b.data), { { "a_min", "-0.2" }, { "a_max", "0.3" } });
+    const uint32_t c2 = b.op("clip", "clip2", b.conv("conv2", c1), { { "a_min", "0.5" }, { "a_max", "-0.5" } });
+    const uint32_t w = b.g->addVariable("fc_weight"), bias = b.g->addVariable("fc_bias");
+    const uint32_t fc = b.g->addOp("FullyConnected", "fc", { { "num_hidden", "32" } }, { { b.data, 0, 0 }, { w, 0, 0 }, { bias, 0, 0 } });
+    const uint32_t c3 = b.op("clip", "clip3", fc, { { "a_min", "0" }, { "a_max", "0.1" } });
+    b.g->setHeads({ { c2, 0, 0 }, { c3, 0, 0 } });
+    b.g->finalize();
+    const auto g = b.g;
+    Generator gen(5);
+    std::vector<Tensor> in;
+    for (uint32_t id : g->variables()) {
+        const std::string& n = g->node(id).name;
+        const Shape s = n == "data" ? Shape({ 2, 16, 10, 10 })
+            : n == "fc_weight"      ? Shape({ 32, 1600 })
+            : n == "fc_bias"        ? Shape({ 32 })
+            : n.ends_with("_weight") ? Shape({ 16, 16, 3, 3 })
+                                     : Shape({ 16 });
+        in.push_back(Tensor::uniform(s, n == "fc_weight" ? -0.05f : -0.3f, n == "fc_weight" ? 0.05f : 0.3f, &gen));
+    }
+    in[0].at(3) = std::numeric_limits<float>::quiet_NaN();
+    in[0].at(1700) = std::numeric_limits<float>::infinity();
+    Executor plain(g, staticFlags(false));
+    Executor fused(g, staticFlags(true));
+    const RunResult a = plain.run(in);
+    const RunResult c = fused.run(in);
+    if (!onednn(fused, "conv1")) GTEST_SKIP() << "oneDNN runs no convolution on this machine: nothing to fuse";
+    using V = std::vector<std::string>;
+    EXPECT_EQ(namesOf(*g, fused.fusedWith(idOf(*g, "conv1"))), (V { "clip1" }));
+    EXPECT_EQ(fused.fusedInto(idOf(*g, "clip2")), -1) << "a_min > a_max: MXNet's order, not ONNX's";
+    if (fused.kernelBackends()[idOf(*g, "fc")] == "dnnl")
+        EXPECT_EQ(namesOf(*g, fused.fusedWith(idOf(*g, "fc"))), (V { "clip3" }));
+    ASSERT_EQ(c.outputs.size(), 2u);
+    for (size_t k = 0; k < 2; ++k) {
+        EXPECT_TRUE(test::tensorsNear(c.outputs[k], a.outputs[k], 1e-6f, 1e-5f)) << k;
+        int nans = 0;
+        for (float v : a.outputs[k].view().values())
+            nans += std::isnan(v) ? 1 : 0;
+        EXPECT_GT(nans, 0) << k << ": the NaN reached the output unfused (and, compared above, fused)";
+    }
 }
 
 TEST(FusionChain, AConvolutionRefusesAListItCannotTakeAndRunsWithNone)
