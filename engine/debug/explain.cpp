@@ -107,19 +107,23 @@ Explanation gradientMethods(gluon::HybridBlock& block, const Tensor& input, cons
     if (s.ndim() == 4) {
         const int64_t c = s[1], hw = s[2] * s[3];
         e.heat = Tensor::zeros({ s[2], s[3] });
+        const float *gp = g.view().data(), *xp = x.view().data();
+        float* heat = e.heat.data();
         for (int64_t p = 0; p < hw; ++p) {
             float v = 0;
             for (int64_t ch = 0; ch < c; ++ch) {
-                const float gi = g.data()[ch * hw + p];
-                v = o.method == ExplainMethod::Saliency ? std::max(v, std::fabs(gi)) : v + gi * x.data()[ch * hw + p];
+                const float gi = gp[ch * hw + p];
+                v = o.method == ExplainMethod::Saliency ? std::max(v, std::fabs(gi)) : v + gi * xp[ch * hw + p];
             }
-            e.heat.data()[p] = v;
+            heat[p] = v;
         }
     } else {
         std::vector<int64_t> dims(s.dims().begin() + 1, s.dims().end());
         e.heat = Tensor(Shape(dims));
+        const float *gp = g.view().data(), *xp = x.view().data();
+        float* heat = e.heat.data();
         for (int64_t i = 0; i < x.size(); ++i)
-            e.heat.data()[i] = o.method == ExplainMethod::Saliency ? std::fabs(g.data()[i]) : g.data()[i] * x.data()[i];
+            heat[i] = o.method == ExplainMethod::Saliency ? std::fabs(gp[i]) : gp[i] * xp[i];
     }
     return e;
 }
@@ -179,16 +183,18 @@ Explanation gradCam(gluon::HybridBlock& block, const Tensor& input, const Explai
     const Tensor a = maps.dtype() == DType::Float32 ? maps : maps.astype(DType::Float32);
     const Tensor d = grads.dtype() == DType::Float32 ? grads : grads.astype(DType::Float32);
     e.raw = Tensor::zeros({ h, w });
+    const float *ap = a.view().data(), *dp = d.view().data();
+    float* raw = e.raw.data();
     for (int64_t ch = 0; ch < c; ++ch) {
         double alpha = 0;
         for (int64_t p = 0; p < hw; ++p)
-            alpha += d.data()[ch * hw + p];
+            alpha += dp[ch * hw + p];
         alpha /= static_cast<double>(hw);
         for (int64_t p = 0; p < hw; ++p)
-            e.raw.data()[p] += static_cast<float>(alpha * a.data()[ch * hw + p]);
+            raw[p] += static_cast<float>(alpha * ap[ch * hw + p]);
     }
     for (int64_t p = 0; p < hw; ++p)
-        e.raw.data()[p] = std::max(0.0f, e.raw.data()[p]);
+        raw[p] = std::max(0.0f, raw[p]);
     e.heat = resizeBilinear(e.raw, input.shape()[2], input.shape()[3]);
     return e;
 }
@@ -253,8 +259,9 @@ Explanation occlusion(gluon::HybridBlock& block, const Tensor& input, const Expl
         }
         const Tensor f = y.dtype() == DType::Float32 ? y : y.astype(DType::Float32);
         const int64_t k = f.shape()[1];
+        const float* scores = f.view().data();
         for (int64_t b = 0; b < n; ++b) {
-            const double drop = e.score - f.data()[b * k + e.classIndex];
+            const double drop = e.score - scores[b * k + e.classIndex];
             const auto [y0, x0] = positions[static_cast<size_t>(done + b)];
             for (int64_t yy = y0; yy < y0 + patch; ++yy)
                 for (int64_t xx = x0; xx < x0 + patch; ++xx) {
@@ -266,8 +273,9 @@ Explanation occlusion(gluon::HybridBlock& block, const Tensor& input, const Expl
     }
     if (o.progress) o.progress(total, total);
     e.heat = Tensor({ h, w });
+    float* heat = e.heat.data();
     for (int64_t p = 0; p < hw; ++p)
-        e.heat.data()[p] = count[static_cast<size_t>(p)] > 0 ? static_cast<float>(sum[static_cast<size_t>(p)] / count[static_cast<size_t>(p)]) : 0.0f;
+        heat[p] = count[static_cast<size_t>(p)] > 0 ? static_cast<float>(sum[static_cast<size_t>(p)] / count[static_cast<size_t>(p)]) : 0.0f;
     return e;
 }
 
@@ -351,9 +359,10 @@ std::vector<uint8_t> heatOverlayRgb(const Tensor& input, const Tensor& heat, dou
         return {};
     const int64_t c = input.shape()[1], hw = heat.size();
     std::vector<float> gray(static_cast<size_t>(hw), 0.0f);
+    const float* in = input.view().data();
     for (int64_t ch = 0; ch < c; ++ch)
         for (int64_t p = 0; p < hw; ++p)
-            gray[static_cast<size_t>(p)] += input.data()[ch * hw + p] / static_cast<float>(c);
+            gray[static_cast<size_t>(p)] += in[ch * hw + p] / static_cast<float>(c);
     float lo = 0, hi = 0, peak = 0;
     bool first = true;
     for (float g : gray)
@@ -362,14 +371,15 @@ std::vector<uint8_t> heatOverlayRgb(const Tensor& input, const Tensor& heat, dou
             hi = first ? g : std::max(hi, g);
             first = false;
         }
-    for (float v : heat.values())
-        if (std::isfinite(v)) peak = std::max(peak, std::fabs(v));
+    const float* hp = heat.view().data();
+    for (int64_t p = 0; p < hw; ++p)
+        if (std::isfinite(hp[p])) peak = std::max(peak, std::fabs(hp[p]));
     const float span = hi > lo ? hi - lo : 1.0f;
     if (peak == 0) peak = 1;
     std::vector<uint8_t> rgb(static_cast<size_t>(hw) * 3);
     for (int64_t p = 0; p < hw; ++p) {
         const float g = std::isfinite(gray[static_cast<size_t>(p)]) ? (gray[static_cast<size_t>(p)] - lo) / span : 0.0f;
-        const float raw = heat.data()[p];
+        const float raw = hp[p];
         const double v = std::isfinite(raw) ? raw / peak : 0.0;
         const double a = std::min(1.0, std::fabs(v)) * std::clamp(opacity, 0.0, 1.0);
         float colour[3];
@@ -385,6 +395,8 @@ Tensor resizeBilinear(const Tensor& map, int64_t height, int64_t width)
 {
     const int64_t h = map.shape()[0], w = map.shape()[1];
     Tensor out({ height, width });
+    const float* m = map.view().data();
+    float* o = out.data();
     auto source = [](int64_t i, int64_t from, int64_t to) {
         const double v = (static_cast<double>(i) + 0.5) * static_cast<double>(from) / static_cast<double>(to) - 0.5;
         return std::clamp(v, 0.0, static_cast<double>(from - 1));
@@ -399,10 +411,9 @@ Tensor resizeBilinear(const Tensor& map, int64_t height, int64_t width)
             const auto x0 = static_cast<int64_t>(sx);
             const int64_t x1 = std::min(x0 + 1, w - 1);
             const double fx = sx - static_cast<double>(x0);
-            const float* m = map.data();
             const double top = m[y0 * w + x0] * (1 - fx) + m[y0 * w + x1] * fx;
             const double bottom = m[y1 * w + x0] * (1 - fx) + m[y1 * w + x1] * fx;
-            out.data()[y * width + x] = static_cast<float>(top * (1 - fy) + bottom * fy);
+            o[y * width + x] = static_cast<float>(top * (1 - fy) + bottom * fy);
         }
     }
     return out;

@@ -248,8 +248,10 @@ void CompareView::showPair()
     Tensor b = ib->second.dtype() == DType::Float32 ? ib->second : ib->second.astype(DType::Float32);
     if (b.shape() != a.shape()) b = b.reshape(a.shape());
     Tensor diff(a.shape());
+    const float *pa = a.view().data(), *pb = b.view().data();
+    float* pd = diff.data();
     for (int64_t i = 0; i < a.size(); ++i)
-        diff.data()[i] = a.data()[i] - b.data()[i];
+        pd[i] = pa[i] - pb[i];
     m_ta = a;
     m_tb = b;
     m_diff = diff;
@@ -291,9 +293,10 @@ void CompareView::fillTable(const Tensor& a, const Tensor& b)
     const int64_t n = a.size();
     std::vector<int64_t> order(static_cast<size_t>(n));
     std::iota(order.begin(), order.end(), 0);
+    const float *pa = a.view().data(), *pb = b.view().data();
     // Largest |A − B| first; a NaN or Inf on one side only counts as the largest.
     auto key = [&](int64_t i) {
-        const double x = a.data()[i], y = b.data()[i];
+        const double x = pa[i], y = pb[i];
         if (std::isnan(x) && std::isnan(y)) return 0.0;
         if (x == y) return 0.0;
         const double d = std::fabs(x - y);
@@ -313,8 +316,8 @@ void CompareView::fillTable(const Tensor& a, const Tensor& b)
             flat /= a.shape()[axis];
         }
         const int64_t i = order[static_cast<size_t>(r)];
-        const QString cells[4] = { formatIndex(index), formatValue(a.data()[i]), formatValue(b.data()[i]),
-            formatValue(static_cast<double>(a.data()[i]) - b.data()[i]) };
+        const QString cells[4] = { formatIndex(index), formatValue(pa[i]), formatValue(pb[i]),
+            formatValue(static_cast<double>(pa[i]) - pb[i]) };
         for (int c = 0; c < 4; ++c) {
             auto* item = new QTableWidgetItem(cells[c]);
             if (c > 0) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
@@ -335,8 +338,10 @@ void CompareView::drawMaps()
         return;
     }
     Tensor absDiff(m_diff->shape());
+    const float* pd = m_diff->view().data();
+    float* pabs = absDiff.data();
     for (int64_t i = 0; i < absDiff.size(); ++i)
-        absDiff.data()[i] = std::fabs(m_diff->data()[i]);
+        pabs[i] = std::fabs(pd[i]);
     const int map = std::clamp(m_channel->value(), 0, static_cast<int>(layout.maps - 1));
     // A and B on A's range, so that equal values have equal colours; |A − B| on its own.
     const RenderedMaps ra = renderFeatureMaps(*m_ta, layout, 0, MapScaling::Shared, false);

@@ -358,8 +358,9 @@ void ExplainPanel::onFinished(ExplainResultPtr result)
     m_stack->setCurrentIndex(1);
     render();
     int64_t peak = 0;
+    const float* heat = e.heat.view().data();
     for (int64_t i = 1; i < e.heat.size(); ++i)
-        if (std::fabs(e.heat.data()[i]) > std::fabs(e.heat.data()[peak])) peak = i;
+        if (std::fabs(heat[i]) > std::fabs(heat[peak])) peak = i;
     const int64_t cols = e.heat.ndim() == 2 ? e.heat.shape()[1] : e.heat.size();
     QString text = tr("%1 of class %2 (score %3)").arg(methodTitle(e.method), className(e.classIndex)).arg(e.score, 0, 'g', 4);
     if (!e.layer.empty()) text += tr(" on %1").arg(QString::fromStdString(e.layer));

@@ -217,13 +217,14 @@ PresentationView::PresentationView(QWidget* parent)
         if (x.ndim() == 4) {
             const int64_t c = x.shape()[1], h = x.shape()[2], w = x.shape()[3];
             QImage img(static_cast<int>(w), static_cast<int>(h), QImage::Format_Grayscale8);
-            const auto [lo, hi] = std::minmax_element(x.data(), x.data() + x.size());
+            const float* px = x.view().data();
+            const auto [lo, hi] = std::minmax_element(px, px + x.size());
             const float span = *hi > *lo ? *hi - *lo : 1.0f;
             for (int64_t y = 0; y < h; ++y)
                 for (int64_t xx = 0; xx < w; ++xx) {
                     float v = 0;
                     for (int64_t ch = 0; ch < c; ++ch)
-                        v += (x.data()[ch * h * w + y * w + xx] - *lo) / span / static_cast<float>(c);
+                        v += (px[ch * h * w + y * w + xx] - *lo) / span / static_cast<float>(c);
                     img.scanLine(static_cast<int>(y))[xx] = static_cast<uchar>(std::clamp(static_cast<int>(v * 255), 0, 255));
                 }
             m_input->setPixmap(QPixmap::fromImage(img.scaled(168, 168, Qt::KeepAspectRatio, Qt::FastTransformation)));

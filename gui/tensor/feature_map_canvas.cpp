@@ -175,7 +175,7 @@ QString FeatureMapCanvas::valueTextAt(QPoint pos) const
     const int64_t offset = m_layout.offset(m_batch, hit.map, hit.y, hit.x);
     if (offset < 0 || offset >= m_tensor.size()) return {};
     const auto index = tensorIndexAt(hit.map, hit.y, hit.x);
-    return QStringLiteral("%1 = %2").arg(formatIndex(index), formatExact(m_tensor.data()[offset]));
+    return QStringLiteral("%1 = %2").arg(formatIndex(index), formatExact(m_tensor.view().data()[offset]));
 }
 
 QPixmap FeatureMapCanvas::scaledMap(int64_t map) const

@@ -39,6 +39,21 @@ std::string readAll(const fs::path& p)
     std::ifstream in(p);
     return { std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>() };
 }
+
+nlohmann::json readJson(const fs::path& p)
+{
+    std::ifstream in(p);
+    return nlohmann::json::parse(in);
+}
+
+/// bench --json's ops by node: the names of the nodes fused into each.
+std::map<std::string, std::vector<std::string>> fusedGroups(const nlohmann::json& bench)
+{
+    std::map<std::string, std::vector<std::string>> groups;
+    for (const auto& op : bench.at("ops"))
+        groups[op.at("node")] = op.at("fused").get<std::vector<std::string>>();
+    return groups;
+}
 }
 
 TEST(FusionCli, FusedAndUnfusedRunsAgreeOnEveryModel)
@@ -77,8 +92,7 @@ TEST(FusionCli, BenchNamesTheFusedGroups)
     const std::string model = fixture("onnx/torch/encoder_decoder.onnx");
     Result r = run("bench " + model + " --repeat 1 --warmup 0 --json " + (dir / "f.json").string());
     ASSERT_EQ(r.status, 0) << lastStderr();
-    std::ifstream in(dir / "f.json");
-    const nlohmann::json f = nlohmann::json::parse(in);
+    const nlohmann::json f = readJson(dir / "f.json");
     EXPECT_TRUE(f.at("fuse").get<bool>());
     std::set<std::string> nodes;
     bool anyFused = false;
@@ -97,8 +111,7 @@ TEST(FusionCli, BenchNamesTheFusedGroups)
 
     Result plain = run("bench " + model + " --repeat 1 --warmup 0 --no-fuse --json " + (dir / "p.json").string());
     ASSERT_EQ(plain.status, 0) << lastStderr();
-    std::ifstream pin(dir / "p.json");
-    const nlohmann::json p = nlohmann::json::parse(pin);
+    const nlohmann::json p = readJson(dir / "p.json");
     EXPECT_FALSE(p.at("fuse").get<bool>());
     EXPECT_EQ(p.at("ops").size(), f.at("ops").size() + 1) << "the relu runs on its own";
 }
@@ -108,11 +121,8 @@ TEST(FusionCli, BatchNormalizationAndActivationsFoldIntoTheirConvolutions)
     const fs::path dir = tempDir("fusion_bn");
     Result r = run("bench " + fixture("onnx/conv_bn_chain.onnx") + " --repeat 1 --warmup 0 --json " + (dir / "f.json").string());
     ASSERT_EQ(r.status, 0) << lastStderr();
-    std::ifstream in(dir / "f.json");
-    const nlohmann::json f = nlohmann::json::parse(in);
-    std::map<std::string, std::vector<std::string>> groups;
-    for (const auto& op : f.at("ops"))
-        groups[op.at("node")] = op.at("fused").get<std::vector<std::string>>();
+    const nlohmann::json f = readJson(dir / "f.json");
+    auto groups = fusedGroups(f);
     if (groups.size() == 9) GTEST_SKIP() << "no convolution ran on oneDNN here: nothing fused";
     using V = std::vector<std::string>;
     EXPECT_EQ(groups.size(), 3u) << f.dump();
@@ -139,11 +149,8 @@ TEST(FusionCli, ClipWithBoundsAsInputsFoldsIntoItsConvolutionKeepingNaN)
     const std::string model = fixture("onnx/conv_clip_chain.onnx");
     Result r = run("bench " + model + " --repeat 1 --warmup 0 --json " + (dir / "f.json").string());
     ASSERT_EQ(r.status, 0) << lastStderr();
-    std::ifstream in(dir / "f.json");
-    const nlohmann::json f = nlohmann::json::parse(in);
-    std::map<std::string, std::vector<std::string>> groups;
-    for (const auto& op : f.at("ops"))
-        groups[op.at("node")] = op.at("fused").get<std::vector<std::string>>();
+    const nlohmann::json f = readJson(dir / "f.json");
+    auto groups = fusedGroups(f);
     if (groups.size() == 6) GTEST_SKIP() << "no convolution ran on oneDNN here: nothing fused";
     using V = std::vector<std::string>;
     EXPECT_EQ(groups.size(), 3u) << f.dump();

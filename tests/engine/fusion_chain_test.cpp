@@ -23,23 +23,35 @@ using test::staticFlags;
 using Builder = test::GraphBuilder;
 using Watcher = test::OutputWatcher;
 
-// Variables by name: the data, weights, biases, and BatchNorm statistics with a positive variance.
-std::vector<Tensor> inputsFor(const Graph& g, uint64_t seed = 7)
+// Each variable uniform in the range `rangeOf(name)` gives, of the shape `shapeOf(name)` gives.
+template <class ShapeOf, class RangeOf>
+std::vector<Tensor> variablesBy(const Graph& g, uint64_t seed, ShapeOf shapeOf, RangeOf rangeOf)
 {
     Generator gen(seed);
     std::vector<Tensor> v;
     for (uint32_t id : g.variables()) {
         const std::string& n = g.node(id).name;
-        if (n == "data")
-            v.push_back(Tensor::uniform(Shape({ 2, 16, 10, 10 }), -1, 1, &gen));
-        else if (n.ends_with("_weight"))
-            v.push_back(Tensor::uniform(Shape({ 16, 16, 3, 3 }), -0.3f, 0.3f, &gen));
-        else if (n.ends_with("_moving_var"))
-            v.push_back(Tensor::uniform(Shape({ 16 }), 0.2f, 2, &gen));
-        else
-            v.push_back(Tensor::uniform(Shape({ 16 }), -1, 1, &gen));
+        const auto [lo, hi] = rangeOf(n);
+        v.push_back(Tensor::uniform(shapeOf(n), lo, hi, &gen));
     }
     return v;
+}
+
+// Variables by name: the data, weights, biases, and BatchNorm statistics with a positive variance.
+std::vector<Tensor> inputsFor(const Graph& g, uint64_t seed = 7)
+{
+    return variablesBy(
+        g, seed,
+        [](const std::string& n) {
+            return n == "data"        ? Shape({ 2, 16, 10, 10 })
+                : n.ends_with("_weight") ? Shape({ 16, 16, 3, 3 })
+                                         : Shape({ 16 });
+        },
+        [](const std::string& n) {
+            return n.ends_with("_weight")   ? std::pair(-0.3f, 0.3f)
+                : n.ends_with("_moving_var") ? std::pair(0.2f, 2.0f)
+                                             : std::pair(-1.0f, 1.0f);
+        });
 }
 
 std::vector<std::string> namesOf(const Graph& g, const std::vector<uint32_t>& ids)
@@ -216,18 +228,17 @@ TEST(FusionChain, AFullyConnectedLayerTakesItsBatchNormAndActivation)
     b.g->setHeads({ { gelu, 0, 0 }, { bn4, 0, 0 } });
     b.g->finalize();
     const auto g = b.g;
-    Generator gen(11);
-    std::vector<Tensor> in;
-    for (uint32_t id : g->variables()) {
-        const std::string& n = g->node(id).name;
-        const Shape s = n == "data"                           ? Shape({ 64, 128 })
-            : n == "seq"                                      ? Shape({ 64, 5, 128 })
-            : n == "fc1_weight" || n == "fc4_weight"          ? Shape({ 64, 128 })
-            : n.ends_with("_weight")                          ? Shape({ 64, 64 })
-            : n.starts_with("bn4")                            ? Shape({ 5 })
-                                                              : Shape({ 64 });
-        in.push_back(Tensor::uniform(s, n.ends_with("_var") ? 0.2f : -1.0f, 1, &gen));
-    }
+    std::vector<Tensor> in = variablesBy(
+        *g, 11,
+        [](const std::string& n) {
+            return n == "data"                           ? Shape({ 64, 128 })
+                : n == "seq"                             ? Shape({ 64, 5, 128 })
+                : n == "fc1_weight" || n == "fc4_weight" ? Shape({ 64, 128 })
+                : n.ends_with("_weight")                 ? Shape({ 64, 64 })
+                : n.starts_with("bn4")                   ? Shape({ 5 })
+                                                         : Shape({ 64 });
+        },
+        [](const std::string& n) { return std::pair(n.ends_with("_var") ? 0.2f : -1.0f, 1.0f); });
     in[0].data()[7] = std::numeric_limits<float>::quiet_NaN();
     Executor plain(g, staticFlags(false));
     Executor fused(g, staticFlags(true));
@@ -263,17 +274,16 @@ TEST(FusionChain, ClipFusesKeepingNaNUnlessItsBoundsAreCrossed)
     b.g->setHeads({ { c2, 0, 0 }, { c3, 0, 0 } });
     b.g->finalize();
     const auto g = b.g;
-    Generator gen(5);
-    std::vector<Tensor> in;
-    for (uint32_t id : g->variables()) {
-        const std::string& n = g->node(id).name;
-        const Shape s = n == "data" ? Shape({ 2, 16, 10, 10 })
-            : n == "fc_weight"      ? Shape({ 32, 1600 })
-            : n == "fc_bias"        ? Shape({ 32 })
-            : n.ends_with("_weight") ? Shape({ 16, 16, 3, 3 })
-                                     : Shape({ 16 });
-        in.push_back(Tensor::uniform(s, n == "fc_weight" ? -0.05f : -0.3f, n == "fc_weight" ? 0.05f : 0.3f, &gen));
-    }
+    std::vector<Tensor> in = variablesBy(
+        *g, 5,
+        [](const std::string& n) {
+            return n == "data"          ? Shape({ 2, 16, 10, 10 })
+                : n == "fc_weight"      ? Shape({ 32, 1600 })
+                : n == "fc_bias"        ? Shape({ 32 })
+                : n.ends_with("_weight") ? Shape({ 16, 16, 3, 3 })
+                                         : Shape({ 16 });
+        },
+        [](const std::string& n) { return n == "fc_weight" ? std::pair(-0.05f, 0.05f) : std::pair(-0.3f, 0.3f); });
     in[0].at(3) = std::numeric_limits<float>::quiet_NaN();
     in[0].at(1700) = std::numeric_limits<float>::infinity();
     Executor plain(g, staticFlags(false));

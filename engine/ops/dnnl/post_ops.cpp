@@ -1,6 +1,7 @@
 #include "ops/dnnl/post_ops.h"
 
 #include "ops/dnnl/dnnl_common.h"
+#include "ops/elemwise/clip_value.h"
 
 #include <algorithm>
 
@@ -105,7 +106,7 @@ void PostOpList::finish(Tensor& out) const
         const float lo = m_clipLo ? m_clipLo->view().data()[0] : op.lo;
         const float hi = m_clipHi ? m_clipHi->view().data()[0] : op.hi;
         for (int64_t i = 0; i < n; ++i)
-            y[i] = y[i] < lo ? lo : (y[i] > hi ? hi : y[i]);
+            y[i] = clipValue(y[i], lo, hi);
         return;
     }
     for (int64_t i = 0; i < n; ++i)

@@ -204,7 +204,7 @@ public:
             m_convArgs[DNNL_ARG_BIAS] = m_bias;
         }
         m_post.addArgs(m_convArgs);
-        m_weightsValid = false; // a new weights buffer: reordered on the next run
+        m_weightsFrom = nullptr; // a new weights buffer: reordered on the next run
     }
 
     void run(std::span<const Tensor* const> in, std::span<Tensor* const> out, RunContext&) override
@@ -233,12 +233,11 @@ public:
             m_weights->bind(w);
         } else {
             const uint64_t version = in[1]->version();
-            if (!m_weightsValid || version != m_weightsVersion || w != m_weightsFrom) {
+            if (w != m_weightsFrom || version != m_weightsVersion) {
                 m_weights->bind(w);
                 m_weights->convert(s);
                 m_weightsVersion = version;
                 m_weightsFrom = w;
-                m_weightsValid = true;
             }
         }
         m_conv.execute(s, m_convArgs);
@@ -261,8 +260,7 @@ private:
     memory m_bias;
     std::unordered_map<int, memory> m_convArgs;
     uint64_t m_weightsVersion = 0; // of the weights last reordered, and where they were
-    const float* m_weightsFrom = nullptr;
-    bool m_weightsValid = false;
+    const float* m_weightsFrom = nullptr; // null: not reordered into this buffer yet
     NativeLayout m_srcLayout, m_dstLayout;
     bool m_nativeSrc = false, m_nativeDst = false, m_nativeResidual = false;
 };

@@ -2,6 +2,7 @@
 // Mish, Softplus, Softsign, ThresholdedRelu, and Clip (bounds as attributes before opset 11, as
 // optional inputs from 11, read at run time).
 
+#include "ops/elemwise/clip_value.h"
 #include "ops/onnx/register_onnx.h"
 #include "ops/onnx/unary_util.h"
 
@@ -62,7 +63,7 @@ void addClip(OpRegistry& r)
                         T* o = out[0]->dataAs<T>();
                         for (int64_t i = 0, n = in[0]->size(); i < n; ++i) {
                             const C v = load(x[i]);
-                            o[i] = store<T>(v < lo ? lo : (v > hi ? hi : v));
+                            o[i] = store<T>(clipValue(v, lo, hi));
                         }
                     }
                 });

@@ -1,0 +1,160 @@
+// ONNX's Clip fused into the convolution before it, in the forms the CLI's fixture does not cover:
+// bounds as attributes (opset < 11), bounds crossed (lo > hi), bounds as graph inputs changed
+// between runs of one executor, and a watched clip whose bounds are inputs (not fused: its hook
+// sees its inputs and output as unfused).
+
+#include "common/exec_graphs.h"
+#include "common/tensor_match.h"
+#include "common/test_paths.h"
+#include "exec/executor.h"
+#include "io/onnx_model.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+using namespace opscope;
+
+namespace {
+using test::idOf;
+using test::staticFlags;
+
+OnnxGraph build(const std::string& file, std::vector<Shape> shapes)
+{
+    return OnnxDocument::read(test::fixture("onnx/" + file)).build(shapes);
+}
+
+/// The variables in the graph's order: inputs by name, the rest from the constants.
+std::vector<Tensor> variables(const OnnxGraph& b, const std::map<std::string, Tensor>& inputs)
+{
+    std::vector<Tensor> vars;
+    for (uint32_t v : b.graph.variables()) {
+        const std::string& n = b.graph.node(v).name;
+        vars.push_back(inputs.count(n) ? inputs.at(n) : b.constants.at(n));
+    }
+    return vars;
+}
+
+/// Values beyond any bound, with a NaN and both infinities.
+Tensor wideInput()
+{
+    Tensor x = Tensor::uniform(Shape({ 1, 8, 12, 12 }), -20, 20);
+    x.at(5) = std::numeric_limits<float>::quiet_NaN();
+    x.at(300) = std::numeric_limits<float>::infinity();
+    x.at(900) = -std::numeric_limits<float>::infinity();
+    return x;
+}
+
+Tensor scalar(float v)
+{
+    Tensor t(Shape::scalar());
+    t.at(0) = v;
+    return t;
+}
+
+std::vector<std::string> fusedNames(const Executor& e, const Graph& g, const std::string& node)
+{
+    std::vector<std::string> out;
+    for (uint32_t id : e.fusedWith(idOf(g, node)))
+        out.push_back(g.node(id).name);
+    return out;
+}
+
+/// Records the inputs and output of the nodes it watches.
+struct ArgsWatcher : ExecutionObserver {
+    std::string node;
+    std::vector<Tensor> inputs;
+    Tensor output;
+    PhaseMask wants(const Graph& g, uint32_t id) override
+    {
+        return g.node(id).name == node ? PhaseMask::After : PhaseMask::None;
+    }
+    ObserverAction onOp(const OpEvent& ev) override
+    {
+        inputs.clear();
+        for (const TensorView& v : ev.inputs)
+            inputs.push_back(Tensor::copyOf(v));
+        output = Tensor::copyOf(ev.outputs[0]);
+        return ObserverAction::Continue;
+    }
+};
+}
+
+TEST(OnnxClipFusion, BoundsAsAttributesFuseAndCrossedBoundsGiveOnnxsValues)
+{
+    OnnxGraph b = build("conv_clip_attrs.onnx", { Shape({ 1, 8, 12, 12 }) });
+    const auto g = std::make_shared<Graph>(b.graph);
+    const std::vector<Tensor> in = variables(b, { { "x", wideInput() } });
+    Executor plain(g, staticFlags(false));
+    Executor fused(g, staticFlags(true));
+    const Tensor expected = plain.run(in).outputs.at(0).copy();
+    const Tensor got = fused.run(in).outputs.at(0).copy();
+    if (fused.kernelBackends()[idOf(*g, "conv1")] != "dnnl") GTEST_SKIP() << "oneDNN runs no convolution here: nothing to fuse";
+    using V = std::vector<std::string>;
+    EXPECT_EQ(fusedNames(fused, *g, "conv1"), (V { "clip1" }));
+    EXPECT_EQ(fusedNames(fused, *g, "dwconv2"), (V { "clip2" })) << "ONNX's formula fused whatever the bounds";
+    EXPECT_TRUE(test::tensorsNear(got, expected, 1e-6f, 1e-5f));
+    // lo = 0.5 > hi = -0.5: below 0.5 gives 0.5, anything else -0.5; NaN stays NaN.
+    int nans = 0, low = 0, high = 0;
+    for (float v : expected.view().values()) {
+        if (std::isnan(v))
+            ++nans;
+        else if (v == 0.5f)
+            ++low;
+        else if (v == -0.5f)
+            ++high;
+        else
+            ADD_FAILURE() << "a value between crossed bounds: " << v;
+    }
+    EXPECT_GT(nans, 0) << "the NaN reached the output";
+    EXPECT_GT(low, 0);
+    EXPECT_GT(high, 0);
+}
+
+TEST(OnnxClipFusion, BoundsGivenAsInputsAreReadAtEachRun)
+{
+    OnnxGraph b = build("conv_clip_inputs.onnx", { Shape({ 1, 8, 12, 12 }), Shape::scalar(), Shape::scalar() });
+    const auto g = std::make_shared<Graph>(b.graph);
+    const Tensor x = wideInput();
+    Executor plain(g, staticFlags(false));
+    Executor fused(g, staticFlags(true));
+    const std::pair<float, float> bounds[] = { { 0.0f, 6.0f }, { -0.1f, 0.2f }, { 1.0f, -1.0f }, { 0.0f, 6.0f } };
+    for (const auto& [lo, hi] : bounds) {
+        SCOPED_TRACE(std::to_string(lo) + ", " + std::to_string(hi));
+        const std::vector<Tensor> in = variables(b, { { "x", x }, { "lo", scalar(lo) }, { "hi", scalar(hi) } });
+        const Tensor expected = plain.run(in).outputs.at(0).copy();
+        const Tensor got = fused.run(in).outputs.at(0).copy();
+        EXPECT_TRUE(test::tensorsNear(got, expected, 1e-6f, 1e-5f));
+        float top = -std::numeric_limits<float>::infinity();
+        for (float v : expected.view().values())
+            if (!std::isnan(v)) top = std::max(top, v);
+        EXPECT_EQ(top, lo <= hi ? hi : lo) << "the bounds of this run bit";
+    }
+    if (fused.kernelBackends()[idOf(*g, "conv1")] != "dnnl") GTEST_SKIP() << "oneDNN runs no convolution here: nothing fused";
+    EXPECT_EQ(fusedNames(fused, *g, "conv1"), (std::vector<std::string> { "clip1" }));
+}
+
+TEST(OnnxClipFusion, AWatchedClipWithInputBoundsSeesItsInputsAsUnfused)
+{
+    OnnxGraph b = build("conv_clip_inputs.onnx", { Shape({ 1, 8, 12, 12 }), Shape::scalar(), Shape::scalar() });
+    const auto g = std::make_shared<Graph>(b.graph);
+    const std::vector<Tensor> in = variables(b, { { "x", wideInput() }, { "lo", scalar(-0.25f) }, { "hi", scalar(0.75f) } });
+    ArgsWatcher unfused, watched;
+    unfused.node = watched.node = "clip1";
+    Executor plain(g, staticFlags(false));
+    Executor fused(g, staticFlags(true));
+    plain.attach(&unfused);
+    fused.attach(&watched);
+    const Tensor expected = plain.run(in).outputs.at(0).copy();
+    const Tensor got = fused.run(in).outputs.at(0).copy();
+    EXPECT_TRUE(fused.fusedWith(idOf(*g, "conv1")).empty()) << "a watched clip is not fused away";
+    ASSERT_EQ(watched.inputs.size(), 3u);
+    ASSERT_EQ(unfused.inputs.size(), 3u);
+    for (size_t k = 0; k < 3; ++k)
+        EXPECT_TRUE(test::tensorsNear(watched.inputs[k], unfused.inputs[k], 1e-6f, 1e-5f)) << "input " << k;
+    EXPECT_EQ(watched.inputs[1].at(0), -0.25f);
+    EXPECT_EQ(watched.inputs[2].at(0), 0.75f);
+    EXPECT_TRUE(test::tensorsNear(watched.output, unfused.output, 1e-6f, 1e-5f));
+    EXPECT_TRUE(test::tensorsNear(got, expected, 1e-6f, 1e-5f));
+}
