@@ -343,8 +343,12 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
             for (size_t i = 0; i < m_inEntries.size(); ++i)
                 m_inViewsFlat[i] = m_entryViews[m_inEntries[i]];
         } else {
-            for (uint32_t i : m_variableInputs)
-                m_inViewsFlat[i] = m_values[m_inEntries[i]].view();
+            // The plan's shapes and types hold (checked above), so a variable at the same address
+            // as last run has the same view: only moved ones are made again.
+            for (uint32_t i : m_variableInputs) {
+                const Tensor& t = m_values[m_inEntries[i]];
+                if (t.view().raw() != m_inViewsFlat[i].raw()) m_inViewsFlat[i] = t.view();
+            }
         }
         m_viewsReady = true;
     } else {

@@ -372,7 +372,7 @@ std::vector<Value> HybridBlock::callCached(const std::vector<Value>& inputs)
         m_exec->attach(&m_hookObserver);
         m_exec->setProfile(m_profile);
     }
-    if (m_hookObserver.setHooks(ActiveHooks::collect())) m_exec->refreshWants();
+    if (m_hookObserver.setHooks(ActiveHooks::current())) m_exec->refreshWants();
     const size_t nvars = g.variables().size();
     m_args.resize(nvars);
     for (size_t v = 0; v < nvars; ++v) {
@@ -448,7 +448,7 @@ std::vector<Value> HybridBlock::callRecorded(const std::vector<Tensor>& args)
         program->exec = std::make_unique<Executor>(program->forward);
         program->exec->attach(&program->hooks);
     }
-    const std::vector<OpHook> hooks = ActiveHooks::collect();
+    const auto hooks = ActiveHooks::current();
     if (program->hooks.setHooks(hooks)) program->exec->refreshWants();
     if (program->backward->hooks.setHooks(hooks)) program->backward->exec->refreshWants();
 

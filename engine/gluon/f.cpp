@@ -10,6 +10,7 @@
 #include "tensor/random.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cstdio>
 
@@ -27,6 +28,25 @@ std::string lower(std::string s)
 {
     std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
     return s;
+}
+
+// Calls report with the views of n tensors, kept on the stack when there are few (no allocation
+// per op).
+template <class ViewOf, class Report> void withViews(size_t n, ViewOf viewOf, Report report)
+{
+    constexpr size_t kOnStack = 4;
+    if (n <= kOnStack) {
+        std::array<TensorView, kOnStack> v;
+        for (size_t k = 0; k < n; ++k)
+            v[k] = viewOf(k);
+        report(std::span<const TensorView>(v.data(), n));
+        return;
+    }
+    std::vector<TensorView> v;
+    v.reserve(n);
+    for (size_t k = 0; k < n; ++k)
+        v.push_back(viewOf(k));
+    report(std::span<const TensorView>(v));
 }
 
 std::vector<Value> runEager(
@@ -69,13 +89,13 @@ std::vector<Value> runEager(
         out.push_back(&t);
     auto kernel = def.makeKernel(*params, inShapes, outShapes, KernelKind::Auto);
 
-    const std::vector<OpHook> hooks = ActiveHooks::any() ? ActiveHooks::collect() : std::vector<OpHook> {};
-    if (!hooks.empty()) {
-        std::vector<TensorView> views;
-        for (const Tensor* t : in)
-            views.push_back(t->view());
-        reportEagerInputs(hooks, name, def.name, inSlots, views);
-    }
+    // Held for the whole op: a hook may change the active set.
+    const std::shared_ptr<const std::vector<OpHook>> hookSet = ActiveHooks::any() ? ActiveHooks::current() : nullptr;
+    static const std::vector<OpHook> kNoHooks;
+    const std::vector<OpHook>& hooks = hookSet ? *hookSet : kNoHooks;
+    if (std::any_of(hooks.begin(), hooks.end(), [](const OpHook& h) { return h.monitor_all; }))
+        withViews(in.size(), [&](size_t k) { return in[k]->view(); },
+            [&](std::span<const TensorView> v) { reportEagerInputs(hooks, name, def.name, inSlots, v); });
     RunContext ctx;
     ctx.rng = &globalGenerator();
     ctx.training = autograd::is_training();
@@ -84,12 +104,10 @@ std::vector<Value> runEager(
     } catch (const Error& e) {
         throw Error("node '" + name + "' (" + def.name + "): " + e.what());
     }
-    if (!hooks.empty()) {
-        std::vector<TensorView> views;
-        for (const Tensor& t : outputs)
-            views.push_back(t.view());
-        reportEagerOutputs(hooks, name, def.name, def.outputSlotNames(*params), views);
-    }
+    if (!hooks.empty())
+        withViews(outputs.size(), [&](size_t k) { return outputs[k].view(); }, [&](std::span<const TensorView> v) {
+            reportEagerOutputs(hooks, name, def.name, def.outputSlotNames(*params), v);
+        });
     if (autograd::is_recording()) {
         std::vector<Tensor> ins;
         for (const Tensor* t : in)

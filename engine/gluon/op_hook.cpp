@@ -4,18 +4,51 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 
 namespace opscope::gluon {
 
 namespace {
     std::atomic<uint64_t> g_nextHookId { 1 };
+    // Counts additions and removals of hooks on every list, so that a thread's shared union
+    // (ActiveHooks::current) knows when it is stale.
+    std::atomic<uint64_t> g_hooksChanged { 0 };
     thread_local std::vector<const HookList*> t_active;
+    struct CurrentHooks {
+        std::shared_ptr<const std::vector<OpHook>> hooks;
+        std::vector<const HookList*> active; // t_active when made
+        uint64_t changes = 0;
+    };
+    thread_local CurrentHooks t_current;
+
+    // `name` + "_" + `slot` in a buffer on the stack when it fits (no allocation per call).
+    class TensorName {
+    public:
+        TensorName(const std::string& node, const std::string& slot)
+        {
+            const size_t n = node.size() + 1 + slot.size();
+            char* out = n <= sizeof m_inline ? m_inline : (m_heap.resize(n), m_heap.data());
+            std::memcpy(out, node.data(), node.size());
+            out[node.size()] = '_';
+            std::memcpy(out + node.size() + 1, slot.data(), slot.size());
+            m_view = std::string_view(out, n);
+        }
+        TensorName(const TensorName&) = delete;
+        TensorName& operator=(const TensorName&) = delete;
+        std::string_view view() const { return m_view; }
+
+    private:
+        char m_inline[160];
+        std::string m_heap;
+        std::string_view m_view;
+    };
 }
 
 uint64_t HookList::add(OpHookCallback cb, bool monitor_all)
 {
     const uint64_t id = g_nextHookId.fetch_add(1);
     m_hooks.push_back({ id, std::move(cb), monitor_all });
+    g_hooksChanged.fetch_add(1, std::memory_order_release);
     return id;
 }
 
@@ -25,6 +58,7 @@ bool HookList::remove(uint64_t id)
     if (it == m_hooks.end())
         return false;
     m_hooks.erase(it);
+    g_hooksChanged.fetch_add(1, std::memory_order_release);
     return true;
 }
 
@@ -88,18 +122,26 @@ std::vector<OpHook> ActiveHooks::collect()
     return out;
 }
 
+std::shared_ptr<const std::vector<OpHook>> ActiveHooks::current()
+{
+    const uint64_t changes = g_hooksChanged.load(std::memory_order_acquire);
+    CurrentHooks& c = t_current;
+    if (!c.hooks || c.changes != changes || c.active != t_active) {
+        c.hooks = std::make_shared<const std::vector<OpHook>>(collect());
+        c.active = t_active;
+        c.changes = changes;
+    }
+    return c.hooks;
+}
+
 void reportEagerInputs(const std::vector<OpHook>& hooks, const std::string& node, const std::string& op,
     const std::vector<std::string>& slots, std::span<const TensorView> inputs)
 {
+    if (std::none_of(hooks.begin(), hooks.end(), [](const OpHook& h) { return h.monitor_all; })) return;
     for (size_t k = 0; k < inputs.size(); ++k) {
-        std::string name;
-        for (const OpHook& h : hooks) {
-            if (!h.monitor_all)
-                continue;
-            if (name.empty())
-                name = node + "_" + slots[k];
-            h.callback(name, op, inputs[k]);
-        }
+        const TensorName name(node, slots[k]);
+        for (const OpHook& h : hooks)
+            if (h.monitor_all) h.callback(name.view(), op, inputs[k]);
     }
 }
 
@@ -107,14 +149,23 @@ void reportEagerOutputs(const std::vector<OpHook>& hooks, const std::string& nod
     const std::vector<std::string>& slots, std::span<const TensorView> outputs)
 {
     for (size_t k = 0; k < outputs.size(); ++k) {
-        const std::string name = node + "_" + slots[k];
+        const TensorName name(node, slots[k]);
         for (const OpHook& h : hooks)
-            h.callback(name, op, outputs[k]);
+            h.callback(name.view(), op, outputs[k]);
     }
+}
+
+bool HookObserver::setHooks(const std::shared_ptr<const std::vector<OpHook>>& hooks)
+{
+    if (hooks == m_set) return false;
+    const bool changed = setHooks(*hooks);
+    m_set = hooks;
+    return changed;
 }
 
 bool HookObserver::setHooks(std::vector<OpHook> hooks)
 {
+    m_set.reset();
     bool same = hooks.size() == m_hooks.size();
     for (size_t i = 0; same && i < hooks.size(); ++i)
         same = hooks[i].id == m_hooks[i].id && hooks[i].monitor_all == m_hooks[i].monitor_all;

@@ -76,6 +76,11 @@ public:
     };
     /// The union of active hooks, outermost block first, each hook once.
     static std::vector<OpHook> collect();
+    /// The same union, shared: made again only when this thread's active blocks differ from when it
+    /// was made or a hook was added or removed anywhere since, so that an op takes it without
+    /// copying and a cached op sees by its address that nothing changed. Never null. Hold the
+    /// pointer while calling hooks: a hook may change the set.
+    static std::shared_ptr<const std::vector<OpHook>> current();
     static bool any();
 };
 
@@ -91,12 +96,15 @@ class HookObserver : public ExecutionObserver {
 public:
     /// Replaces the hooks; returns true when the set of hooks (by id and monitor_all) changed.
     bool setHooks(std::vector<OpHook> hooks);
+    /// The same with ActiveHooks::current()'s set: nothing to do when it is the one given last.
+    bool setHooks(const std::shared_ptr<const std::vector<OpHook>>& hooks);
     bool empty() const { return m_hooks.empty(); }
     PhaseMask wants(const Graph& graph, uint32_t nodeId) override;
     ObserverAction onOp(const OpEvent& event) override;
 
 private:
     std::vector<OpHook> m_hooks;
+    std::shared_ptr<const std::vector<OpHook>> m_set; // where m_hooks came from, if shared
     bool m_anyMonitorAll = false;
     const Graph* m_namedGraph = nullptr;
     std::vector<std::vector<std::string>> m_inNames, m_outNames; // by node id

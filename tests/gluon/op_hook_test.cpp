@@ -287,3 +287,50 @@ TEST(OpHook, NonHybridSequentialPassesItToEveryHybridBlockBelow)
         EXPECT_TRUE(names.empty());
     }
 }
+
+// The active hooks are taken once per op when eager and once per call when hybridized (shared
+// between ops until a hook is added or removed or another block's scope opens): a hook that adds
+// another sees it from the next op eager, from the next call hybridized; a removed one stops alike.
+TEST_P(OpHookNames, AHookAddedByAHookReportsFromTheNextOpEagerAndTheNextCallHybridized)
+{
+    auto model = std::make_shared<HybridSequential>("net_");
+    {
+        auto scope = model->name_scope();
+        for (int i = 0; i < 3; ++i)
+            model->add(std::make_shared<nn::Dense>(4));
+    }
+    model->initialize();
+    applyMode(*model, GetParam());
+    std::vector<std::string> a, b;
+    HookHandle added;
+    model->register_op_hook([&](std::string_view n, std::string_view, const TensorView&) {
+        a.emplace_back(n);
+        if (a.size() == 1)
+            added = model->register_op_hook([&](std::string_view m, std::string_view, const TensorView&) { b.emplace_back(m); });
+    });
+    const bool eager = GetParam() == Mode::Eager;
+    model->call(Tensor::ones(Shape({ 2, 3 })));
+    EXPECT_EQ(a.size(), 3u);
+    EXPECT_EQ(b, eager ? (std::vector<std::string> { "net_dense1_fwd_output", "net_dense2_fwd_output" })
+                       : std::vector<std::string> {});
+    model->call(Tensor::ones(Shape({ 2, 3 })));
+    EXPECT_EQ(b.size(), eager ? 5u : 3u);
+    added.remove();
+    model->call(Tensor::ones(Shape({ 2, 3 })));
+    EXPECT_EQ(a.size(), 9u);
+    EXPECT_EQ(b.size(), eager ? 5u : 3u) << "removed: no more calls";
+}
+
+// A name longer than the stack buffer the eager report builds names in.
+TEST_P(OpHookNames, LongNamesAreReportedWhole)
+{
+    const std::string prefix(300, 'p');
+    auto model = std::make_shared<HybridSequential>(prefix + "_");
+    {
+        auto scope = model->name_scope();
+        model->add(std::make_shared<nn::Dense>(2));
+    }
+    Recorded r = runWithHook(model, GetParam(), true, Shape({ 2, 3 }));
+    const std::string node = prefix + "_dense0_fwd";
+    EXPECT_EQ(r.names, (std::vector<std::string> { node + "_data", node + "_weight", node + "_bias", node + "_output" }));
+}
