@@ -1,5 +1,6 @@
-// The executor's fusion pass (ExecFlags::fuse): which chains of nodes after a convolution run as
-// its kernel's post-ops in the current plan, and what those post-ops read at each run.
+// The executor's fusion pass (ExecFlags::fuse): which chains of nodes after a convolution (or a
+// fully connected layer, or a matrix product) run as its kernel's post-ops in the current plan, and
+// what those post-ops read at each run.
 
 #include "exec/executor.h"
 #include "exec/fusion_rules.h"
@@ -82,7 +83,7 @@ void Executor::fuse()
         size_t bound = 0; // the next of chain.bounds
         for (size_t k = 0; k < chain.consumers.size(); ++k) {
             cand.consumers.push_back(static_cast<uint32_t>(stepOf[chain.consumers[k]]));
-            if (chain.ops[k].kind == PostOp::Kind::Sum) {
+            if (chain.ops[k].kind == PostOp::Kind::Sum || chain.ops[k].kind == PostOp::Kind::Bias) {
                 cand.extra.push_back(&m_values[static_cast<size_t>(chain.residuals[k])]);
             } else if (chain.ops[k].kind == PostOp::Kind::Affine) {
                 Tensor& scale = m_foldTensors.emplace_back(channels);

@@ -16,9 +16,15 @@ bool activation(const Node& n, const char* type)
 }
 }
 
+bool isMatrixProduct(const Node& n)
+{
+    return !n.isVariable() && n.onnx && (n.op == "MatMul" || n.op == "Gemm");
+}
+
 bool takesPostOps(const Node& n)
 {
     if (n.isVariable()) return false;
+    if (isMatrixProduct(n)) return true;
     return n.onnx ? n.op == "Conv" : n.def->name == "Convolution" || n.def->name == "FullyConnected";
 }
 
@@ -149,6 +155,16 @@ std::vector<Chain> chains(const Graph& g, std::span<const Shape> shapes, std::sp
         Chain chain;
         chain.producer = c;
         const Shape shape = shapes[g.entryId(c, 0)];
+        const bool product = isMatrixProduct(conv);
+        if (product && (shape.ndim() < 1 || shape.isScalar())) continue;
+        // A vector along the output's last axis (a linear layer's bias): (N), (1, N), (1, 1, N)…
+        const auto lastAxisVector = [&](uint32_t e) {
+            const Shape& s = shapes[e];
+            if (types[e] != DType::Float32 || s.ndim() < 1 || s.ndim() > shape.ndim() || s.isScalar()) return false;
+            for (int d = 0; d + 1 < s.ndim(); ++d)
+                if (s[d] != 1) return false;
+            return s[s.ndim() - 1] == shape[shape.ndim() - 1];
+        };
         uint32_t cur = g.entryId(c, 0);
         bool sum = false;
         for (int64_t r; (r = soleReader(cur)) >= 0;) {
@@ -163,14 +179,21 @@ std::vector<Chain> chains(const Graph& g, std::span<const Shape> shapes, std::sp
                 const uint32_t a = g.entryId(n.inputs[0]), b = g.entryId(n.inputs[1]);
                 const uint32_t other = a == cur ? b : a;
                 const bool ready = g.node(entryNode[other]).isVariable() || entryNode[other] < c;
-                if (sum || a == b || !floatOf(other, shape) || !ready) break;
-                chain.ops.push_back(PostOp { PostOp::Kind::Sum });
+                if (a == b || !ready) break;
+                if (!sum && floatOf(other, shape)) {
+                    chain.ops.push_back(PostOp { PostOp::Kind::Sum });
+                    sum = true;
+                } else if (product && lastAxisVector(other)) { // a matrix product's bias
+                    chain.ops.push_back(PostOp { PostOp::Kind::Bias });
+                } else {
+                    break;
+                }
                 residual = other;
-                sum = true;
             } else if (isNormalization(n, training)) {
                 // Its four per-channel parameters are variables; its other outputs nobody reads.
                 // Channels on axis 1: a convolution's, or a fully connected layer's (rows, units).
-                if (!dataFirst || shape.ndim() < 2 || (shape.ndim() == 2) != (conv.opName() == "FullyConnected")) break;
+                if (product || !dataFirst || shape.ndim() < 2 || (shape.ndim() == 2) != (conv.opName() == "FullyConnected"))
+                    break;
                 const Shape channels { shape[1] };
                 bool ok = true;
                 for (size_t k = 1; k < 5; ++k) {
@@ -219,6 +242,9 @@ std::string describe(const Graph& g, const Chain& chain)
             break;
         case PostOp::Kind::Sum:
             out += "add (the residual)";
+            break;
+        case PostOp::Kind::Bias:
+            out += "add (the bias)";
             break;
         case PostOp::Kind::Relu:
             out += "relu";

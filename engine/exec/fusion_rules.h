@@ -13,10 +13,14 @@
 
 namespace opscope::fusion {
 
-/// A kernel that takes post-ops: MXNet's Convolution and FullyConnected, ONNX's Conv.
+/// A kernel that takes post-ops: MXNet's Convolution and FullyConnected, ONNX's Conv, MatMul and Gemm.
 bool takesPostOps(const Node& node);
+/// ONNX's MatMul or Gemm: its post-ops are applied by its own kernel (a bias along the last axis, a
+/// residual, an activation), never a folded normalisation.
+bool isMatrixProduct(const Node& node);
 /// An addition of two tensors: MXNet's elemwise_add and broadcast_add, ONNX's Add (a Sum post-op
-/// when one operand is ready before the kernel runs).
+/// when one operand is ready before the kernel runs and has the output's shape; after a matrix
+/// product, a Bias post-op when it is a vector along the output's last axis).
 bool isAdd(const Node& node);
 /// The element-wise post-op a node computes exactly as its own kernel does, applied to its input
 /// 0: relu (MXNet Activation/relu, ONNX Relu), sigmoid, tanh, gelu (MXNet LeakyReLU), clip (MXNet
@@ -32,14 +36,14 @@ bool isNormalization(const Node& node, bool training);
 void normalizationAffine(const Node& node, const Tensor& gamma, const Tensor& beta, const Tensor& mean,
     const Tensor& var, Tensor& scale, Tensor& shift);
 
-/// A convolution (or fully connected layer) and the chain of nodes that alone read its output, one after the other, each
-/// computable as a post-op: what fusion runs inside the convolution's kernel when no observer
-/// watches them (as far as the kernel, oneDNN's, takes the post-ops).
+/// A convolution (or fully connected layer, or matrix product) and the chain of nodes that alone
+/// read its output, one after the other, each computable as a post-op: what fusion runs inside the
+/// producer's kernel when no observer watches them (as far as the kernel takes the post-ops).
 struct Chain {
     uint32_t producer = 0; ///< node ids
     std::vector<uint32_t> consumers;
     std::vector<PostOp> ops; ///< one per consumer
-    std::vector<int64_t> residuals; ///< per consumer: the entry a Sum adds, else -1
+    std::vector<int64_t> residuals; ///< per consumer: the entry a Sum or Bias adds, else -1
     std::vector<uint32_t> bounds; ///< the entries clips read as bounds (PostOp::boundInputs), in chain order
 };
 

@@ -42,6 +42,7 @@ struct PostOp {
         Clip, ///< x < lo ? lo : (x > hi ? hi : x) (ONNX's order; MXNet's agrees when lo <= hi)
         Sum, ///< x + r: one more input r of the output's shape (a residual connection)
         Affine, ///< x·scale[c] + shift[c] per channel (axis 1): two more inputs of shape (C) (a folded BatchNorm)
+        Bias, ///< x + b[j] along the last axis: one more input of N elements (a linear layer's bias)
     };
     Kind kind = Kind::Relu;
     float lo = 0.0f, hi = 0.0f; ///< Clip's bounds
@@ -57,7 +58,7 @@ struct PostOp {
     int extraInputs() const
     {
         if (kind == Kind::Clip) return (boundInputs & 1) + ((boundInputs >> 1) & 1);
-        return kind == Kind::Sum ? 1 : kind == Kind::Affine ? 2 : 0;
+        return kind == Kind::Sum || kind == Kind::Bias ? 1 : kind == Kind::Affine ? 2 : 0;
     }
 };
 

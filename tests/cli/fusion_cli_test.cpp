@@ -31,6 +31,7 @@ std::vector<std::string> models()
         m.push_back(fixture(std::string("onnx/torch/") + f + ".onnx"));
     m.push_back(fixture("onnx/conv_bn_chain.onnx"));
     m.push_back(fixture("onnx/conv_clip_chain.onnx"));
+    m.push_back(fixture("onnx/matmul_chain.onnx"));
     return m;
 }
 

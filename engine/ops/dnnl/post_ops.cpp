@@ -11,7 +11,8 @@ bool PostOpList::takes(std::span<const PostOp> ops)
 {
     const auto isSum = [](const PostOp& o) { return o.kind == PostOp::Kind::Sum; };
     const auto keepsNaN = [](const PostOp& o) { return o.keepNaN; };
-    return std::count_if(ops.begin(), ops.end(), isSum) <= 1
+    const auto isBias = [](const PostOp& o) { return o.kind == PostOp::Kind::Bias; }; // a matrix product's
+    return std::count_if(ops.begin(), ops.end(), isSum) <= 1 && std::none_of(ops.begin(), ops.end(), isBias)
         && (ops.empty() || std::none_of(ops.begin(), ops.end() - 1, keepsNaN));
 }
 

@@ -3,6 +3,7 @@
 // optional inputs from 11, read at run time).
 
 #include "ops/elemwise/clip_value.h"
+#include "ops/onnx/activation_values.h"
 #include "ops/onnx/register_onnx.h"
 #include "ops/onnx/unary_util.h"
 
@@ -81,11 +82,8 @@ template <class C> C softplus(C x)
 
 void registerOnnxActivations(OpRegistry& r)
 {
-    addUnary(r, "Relu", kNumericTypes, [](auto x) { return x > 0 ? x : decltype(x)(0); });
-    addFloatUnary(r, "Sigmoid", [](auto x) {
-        using C = decltype(x);
-        return x >= 0 ? C(1) / (C(1) + std::exp(-x)) : std::exp(x) / (C(1) + std::exp(x));
-    });
+    addUnary(r, "Relu", kNumericTypes, [](auto x) { return reluValue(x); });
+    addFloatUnary(r, "Sigmoid", [](auto x) { return sigmoidValue(x); });
     addFloatUnary(r, "Tanh", [](auto x) { return std::tanh(x); });
     addFloatUnary(r, "LeakyRelu", [](auto x, const UnaryParams& p) {
         return x < 0 ? static_cast<decltype(x)>(p.a) * x : x; }, { "alpha", 0.01 });

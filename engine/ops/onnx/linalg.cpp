@@ -1,7 +1,9 @@
 // ONNX's matrix products: MatMul (NumPy's matmul: 1-D operands promoted, batch dimensions
 // broadcast) and Gemm (alpha, beta, transA, transB, an optional C broadcast to the result). float32
-// and float64 go through Eigen's GEMM; the other types through a plain loop.
+// and float64 go through Eigen's GEMM; the other types through a plain loop. Both take the post-ops
+// the executor fuses after them (MatrixEpilogue).
 
+#include "ops/onnx/matrix_epilogue.h"
 #include "ops/onnx/nn_util.h"
 #include "ops/onnx/onnx_kernels.h"
 #include "ops/onnx/register_onnx.h"
@@ -41,6 +43,30 @@ template <class T> void matmulRows(const T* a, const T* b, T* c, int64_t m, int6
                 c[i * n + j] = store<T>(acc);
             }
     }
+}
+
+// A matrix product's kernel: `fn` writes the product from the kernel's own inputs, then the
+// post-ops fused after it (a bias, a residual, an activation: MatrixEpilogue) run on the output.
+template <class F> std::unique_ptr<Kernel> productKernel(const GemmParams& params, F fn)
+{
+    struct K final : Kernel {
+        K(const GemmParams& p, F f)
+            : params(p)
+            , fn(std::move(f))
+        {
+        }
+        void run(std::span<const Tensor* const> in, std::span<Tensor* const> out, RunContext& ctx) override
+        {
+            const size_t own = in.size() - epilogue.extraInputs();
+            fn(params, in.first(own), out, ctx);
+            epilogue.apply(*out[0], in.subspan(own));
+        }
+        bool setPostOps(std::span<const PostOp> ops) override { return epilogue.set(ops); }
+        GemmParams params;
+        F fn;
+        MatrixEpilogue epilogue;
+    };
+    return std::make_unique<K>(params, std::move(fn));
 }
 
 struct MatMulGeometry {
@@ -96,7 +122,7 @@ void addMatMul(OpRegistry& r)
         out[0] = in[0];
     };
     def.reference = [](const OpParams& p, std::span<const Shape>, std::span<const Shape>) {
-        return lambdaKernel(paramsAs<GemmParams>(p),
+        return productKernel(paramsAs<GemmParams>(p),
             [](const GemmParams&, std::span<const Tensor* const> in, std::span<Tensor* const> out, RunContext&) {
                 const MatMulGeometry g = matmulGeometry(in[0]->shape(), in[1]->shape());
                 const int64_t batches = g.batch.size();
@@ -110,8 +136,8 @@ void addMatMul(OpRegistry& r)
                 dispatchType(in[0]->dtype(), [&](auto tag) {
                     using T = decltype(tag);
                     if constexpr (!std::is_same_v<T, bool>) {
-                        const T* a = in[0]->dataAs<T>();
-                        const T* b = in[1]->dataAs<T>();
+                        const T* a = in[0]->view().dataAs<T>();
+                        const T* b = in[1]->view().dataAs<T>();
                         T* c = out[0]->dataAs<T>();
                         for (int64_t i = 0; i < batches; ++i) {
                             int64_t oa = 0, ob = 0, rem = i;
@@ -162,7 +188,7 @@ void addGemm(OpRegistry& r)
         out[0] = in[0];
     };
     def.reference = [](const OpParams& p, std::span<const Shape>, std::span<const Shape>) {
-        return lambdaKernel(paramsAs<GemmParams>(p),
+        return productKernel(paramsAs<GemmParams>(p),
             [](const GemmParams& q, std::span<const Tensor* const> in, std::span<Tensor* const> out, RunContext&) {
                 const Shape& os = out[0]->shape();
                 const int64_t m = os[0], n = os[1], k = q.transA ? in[0]->shape()[0] : in[0]->shape()[1];
@@ -170,12 +196,12 @@ void addGemm(OpRegistry& r)
                     using T = decltype(tag);
                     if constexpr (!std::is_same_v<T, bool>) {
                         T* c = out[0]->dataAs<T>();
-                        matmulRows(in[0]->dataAs<T>(), in[1]->dataAs<T>(), c, m, k, n, q.transA, q.transB);
+                        matmulRows(in[0]->view().dataAs<T>(), in[1]->view().dataAs<T>(), c, m, k, n, q.transA, q.transB);
                         std::vector<T> bias;
                         const bool hasC = in.size() > 2 && q.beta != 0;
                         if (hasC) {
                             bias.resize(static_cast<size_t>(m * n));
-                            broadcastUnary(in[2]->dataAs<T>(), in[2]->shape(), bias.data(), os, [](T v) { return v; });
+                            broadcastUnary(in[2]->view().dataAs<T>(), in[2]->shape(), bias.data(), os, [](T v) { return v; });
                         }
                         for (int64_t i = 0; i < m * n; ++i) {
                             double v = q.alpha * static_cast<double>(load(c[i]));

@@ -1,0 +1,33 @@
+#pragma once
+
+// Post-ops (Kernel::setPostOps) that ONNX's MatMul and Gemm apply to their float32 output row by
+// row, while the row is in cache: the nodes the executor fuses after a matrix product (a bias add,
+// a residual add, Relu, Sigmoid, Tanh, Clip), each with the arithmetic of the node it replaces, so
+// fused values equal unfused ones bit for bit.
+
+#include "ops/op.h"
+
+#include <span>
+#include <vector>
+
+namespace opscope::onnx_ops {
+
+class MatrixEpilogue {
+public:
+    /// Takes a list of Bias, Sum, Relu, Sigmoid, Tanh and Clip in any order; refuses (and then
+    /// holds none) a list with anything else (Affine, Gelu: no ONNX node folds as those).
+    bool set(std::span<const PostOp> ops);
+    bool empty() const { return m_ops.empty(); }
+    /// How many inputs the list reads after the kernel's own.
+    size_t extraInputs() const { return m_extra; }
+    /// Applies the list to `out`, rows of its last dimension, reading what the post-ops read from
+    /// `extra` in list order: a bias of that many elements, a residual of out's size, a clip's
+    /// scalar bounds. Throws ShapeError or TypeError naming what does not fit.
+    void apply(Tensor& out, std::span<const Tensor* const> extra) const;
+
+private:
+    std::vector<PostOp> m_ops;
+    size_t m_extra = 0;
+};
+
+} // namespace opscope::onnx_ops

@@ -1,0 +1,104 @@
+// ONNX's MatMul and Gemm with what follows them fused into their kernel (ExecFlags::fuse): a bias
+// along the last axis, a residual, Relu, Tanh, Sigmoid and Clip, applied row by row with the
+// arithmetic of the nodes they replace, so that fused values equal unfused ones exactly, NaN and
+// infinities included; a broadcast that is not a bias stays apart; a watched node is not fused.
+
+#include "common/exec_graphs.h"
+#include "common/tensor_match.h"
+#include "common/test_paths.h"
+#include "exec/executor.h"
+#include "io/onnx_model.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+using namespace opscope;
+
+namespace {
+using test::idOf;
+using test::staticFlags;
+
+struct Built {
+    std::shared_ptr<Graph> graph;
+    std::vector<Tensor> variables;
+};
+
+Built matmulChain()
+{
+    OnnxGraph b = OnnxDocument::read(test::fixture("onnx/matmul_chain.onnx")).build({ Shape({ 2, 5, 16 }) });
+    Tensor x = Tensor::uniform(Shape({ 2, 5, 16 }), -2, 2);
+    x.at(3) = std::numeric_limits<float>::quiet_NaN();
+    x.at(40) = std::numeric_limits<float>::infinity();
+    x.at(117) = -std::numeric_limits<float>::infinity();
+    Built out { std::make_shared<Graph>(b.graph), {} };
+    for (uint32_t v : b.graph.variables()) {
+        const std::string& n = b.graph.node(v).name;
+        out.variables.push_back(n == "x" ? x : b.constants.at(n));
+    }
+    return out;
+}
+
+std::vector<std::string> fusedNames(const Executor& e, const Graph& g, const std::string& node)
+{
+    std::vector<std::string> out;
+    for (uint32_t id : e.fusedWith(idOf(g, node)))
+        out.push_back(g.node(id).name);
+    return out;
+}
+}
+
+TEST(OnnxMatMulFusion, BiasResidualAndActivationsRunInsideTheProductWithTheSameValues)
+{
+    const Built b = matmulChain();
+    const Graph& g = *b.graph;
+    Executor plain(b.graph, staticFlags(false));
+    Executor fused(b.graph, staticFlags(true));
+    const Tensor expected = plain.run(b.variables).outputs.at(0).copy();
+    const Tensor got = fused.run(b.variables).outputs.at(0).copy();
+    using V = std::vector<std::string>;
+    EXPECT_EQ(fusedNames(fused, g, "mm1"), (V { "bias1", "relu1" }));
+    EXPECT_EQ(fusedNames(fused, g, "mm2"), (V { "residual2", "tanh2" }));
+    EXPECT_EQ(fusedNames(fused, g, "gemm3"), (V { "sigmoid3" }));
+    EXPECT_EQ(fusedNames(fused, g, "mm4"), (V { "bias4", "clip4" }));
+    EXPECT_EQ(fused.fusedInto(idOf(g, "column5")), -1) << "a (10, 1) column is no bias along the last axis";
+    EXPECT_TRUE(test::tensorsNear(got, expected, 0, 0)) << "the same arithmetic in the same order";
+    int nans = 0;
+    for (float v : expected.view().values())
+        nans += std::isnan(v) ? 1 : 0;
+    EXPECT_GT(nans, 0) << "the NaN reached the output unfused (and, compared above, fused)";
+
+    // Changed weights and biases are read at the next run.
+    auto changed = b.variables;
+    for (size_t v = 0; v < changed.size(); ++v) {
+        const std::string& n = g.node(g.variables()[v]).name;
+        if (n == "b1" || n == "w2" || n == "c3") changed[v] = Tensor::uniform(changed[v].shape(), -1, 1);
+    }
+    EXPECT_TRUE(test::tensorsNear(fused.run(changed).outputs.at(0), plain.run(changed).outputs.at(0), 0, 0));
+}
+
+TEST(OnnxMatMulFusion, AWatchedNodeIsNotFusedAndSeesTheUnfusedValues)
+{
+    const Built b = matmulChain();
+    const Graph& g = *b.graph;
+    test::OutputWatcher all, some;
+    all.nodes = { "mm1", "bias1", "relu1", "mm2", "residual2", "tanh2", "gemm3", "sigmoid3", "mm4", "bias4", "clip4" };
+    some.nodes = { "bias1", "tanh2", "gemm3" };
+    Executor plain(b.graph, staticFlags(false));
+    Executor fused(b.graph, staticFlags(true));
+    plain.attach(&all);
+    fused.attach(&some);
+    const Tensor expected = plain.run(b.variables).outputs.at(0).copy();
+    const Tensor got = fused.run(b.variables).outputs.at(0).copy();
+    using V = std::vector<std::string>;
+    EXPECT_EQ(fusedNames(fused, g, "mm1"), V {}) << "its first consumer is watched";
+    EXPECT_EQ(fusedNames(fused, g, "mm2"), (V { "residual2" })) << "the watched tanh2 ends the chain";
+    EXPECT_EQ(fusedNames(fused, g, "gemm3"), V {}) << "a watched producer takes nothing";
+    EXPECT_EQ(fusedNames(fused, g, "mm4"), (V { "bias4", "clip4" }));
+    for (const std::string& n : some.nodes) {
+        ASSERT_TRUE(some.seen.count(n)) << n;
+        EXPECT_TRUE(test::tensorsNear(some.seen[n], all.seen[n], 0, 0)) << n;
+    }
+    EXPECT_TRUE(test::tensorsNear(got, expected, 0, 0));
+}
