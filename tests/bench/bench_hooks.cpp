@@ -9,6 +9,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <chrono>
 
 using namespace opscope;
 using namespace opscope::gluon;
@@ -65,6 +66,59 @@ void BM_Hooks(benchmark::State& state)
     }
     state.counters["hook_calls_per_iter"] = static_cast<double>(calls) / static_cast<double>(state.iterations());
 }
+
+// The hook's cost measured in pairs: each iteration runs the model with a no-op hook and a copy of
+// it without, in alternating order, timing each call; the difference of the sums over the hook
+// calls is the cost per call. Both halves of a pair run in the same moment of the machine, so
+// other work on it slows both alike. arg 0: model; arg 1: 0 eager, 1 hybridized (static_alloc;
+// the copy without hook unfused, the plan a hook on every op runs); arg 2: monitor_all.
+void BM_HookPaired(benchmark::State& state)
+{
+    const int which = static_cast<int>(state.range(0));
+    Model with = makeModel(which), without = makeModel(which);
+    if (state.range(1) == 1) {
+        ExecFlags flags;
+        flags.static_alloc = true;
+        flags.fuse = false;
+        with.block->hybridize(true, flags);
+        without.block->hybridize(true, flags);
+    }
+    uint64_t calls = 0;
+    with.block->register_op_hook(
+        [&calls](std::string_view, std::string_view, const TensorView& v) {
+            ++calls;
+            benchmark::DoNotOptimize(v.data());
+        },
+        state.range(2) == 1);
+    with.block->call(with.inputs);
+    without.block->call(without.inputs);
+    calls = 0;
+    using Clock = std::chrono::steady_clock;
+    Clock::duration withTime {}, withoutTime {};
+    bool withFirst = true;
+    for (auto _ : state) {
+        for (int half = 0; half < 2; ++half) {
+            Model& m = (half == 0) == withFirst ? with : without;
+            const auto t0 = Clock::now();
+            auto out = m.block->call(m.inputs);
+            benchmark::DoNotOptimize(out);
+            (&m == &with ? withTime : withoutTime) += Clock::now() - t0;
+        }
+        withFirst = !withFirst;
+    }
+    const auto ns = [](Clock::duration d) { return static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count()); };
+    state.counters["hook_calls_per_iter"] = static_cast<double>(calls) / static_cast<double>(state.iterations());
+    state.counters["ns_per_hook_call"] = calls ? (ns(withTime) - ns(withoutTime)) / static_cast<double>(calls) : 0.0;
+    state.counters["us_with_hook"] = ns(withTime) / 1e3 / static_cast<double>(state.iterations());
+    state.counters["us_without"] = ns(withoutTime) / 1e3 / static_cast<double>(state.iterations());
+}
+
+BENCHMARK(BM_HookPaired)
+    ->ArgsProduct({ { 0, 1, 2 }, { 0, 1 }, { 0, 1 } })
+    ->ArgNames({ "model", "hybrid", "monitor_all" })
+    ->MinTime(0.5)
+    ->Repetitions(5)
+    ->ReportAggregatesOnly(true);
 
 BENCHMARK(BM_Hooks)
     ->ArgsProduct({ { 0, 1, 2 }, { 0, 1 }, { 0, 1, 2, 3 } })

@@ -143,7 +143,8 @@ if args.only is None:
 def hooks_section():
     # Interleaved: whatever runs first in a process runs slower (allocator, caches, frequency), which
     # in registration order always hit the same configurations.
-    hk = run("bench_hooks", ["--benchmark_enable_random_interleaving=true"], aggregate="min")
+    hk = run("bench_hooks", ["--benchmark_enable_random_interleaving=true", "--benchmark_filter=BM_Hooks/"], aggregate="min")
+    paired = run("bench_hooks", ["--benchmark_filter=BM_HookPaired/"])
     if not hk:
         return []
     models = {0: "seed model × 64 Dense(16)", 1: "lenet", 2: "mlp"}
@@ -173,6 +174,22 @@ def hooks_section():
         hb = hk["BM_Hooks/model:%d/hybrid:1/hook:0" % m]
         out.append("| %s | hybridized vs eager | | %.2f× faster | | |" % (mname, cpu(e) / cpu(hb)))
     out.append("")
+    if paired:
+        out += ["Paired (`BM_HookPaired`, median of 5 repetitions): each iteration runs the model with the no-op hook "
+                "and a copy of it without, in alternating order, each call timed; both halves of a pair run in the same "
+                "moment of the machine, so other work on it slows both alike. Hybridized: static_alloc, both unfused "
+                "(the plan a hook on every op runs).", "",
+                "| model | mode | hook | µs with hook | µs without | ns per hook call |",
+                "|---|---|---|---|---|---|"]
+        for m, mname in models.items():
+            for h in (0, 1):
+                for a, aname in ((0, "no-op"), (1, "no-op, monitor_all")):
+                    b = paired.get("BM_HookPaired/model:%d/hybrid:%d/monitor_all:%d" % (m, h, a))
+                    if b:
+                        per = b["ns_per_hook_call"]
+                        out.append("| %s | %s | %s | %.2f | %.2f | %s |" % (mname, "hybridized" if h else "eager", aname,
+                                   b["us_with_hook"], b["us_without"], "%.1f" % per if per >= 0 else "< 0 (noise)"))
+        out.append("")
     return out
 
 
