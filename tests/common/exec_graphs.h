@@ -77,6 +77,15 @@ inline uint32_t idOf(const Graph& g, const std::string& name)
     return 0;
 }
 
+/// The names of the nodes fused into `node` in the executor's plan (Executor::fusedWith).
+inline std::vector<std::string> fusedNames(const Executor& e, const Graph& g, const std::string& node)
+{
+    std::vector<std::string> out;
+    for (uint32_t id : e.fusedWith(idOf(g, node)))
+        out.push_back(g.node(id).name);
+    return out;
+}
+
 /// static_alloc + static_shape, fusing or not.
 inline ExecFlags staticFlags(bool fuse)
 {

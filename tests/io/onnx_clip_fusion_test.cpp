@@ -17,6 +17,7 @@
 using namespace opscope;
 
 namespace {
+using test::fusedNames;
 using test::idOf;
 using test::staticFlags;
 
@@ -51,14 +52,6 @@ Tensor scalar(float v)
     Tensor t(Shape::scalar());
     t.at(0) = v;
     return t;
-}
-
-std::vector<std::string> fusedNames(const Executor& e, const Graph& g, const std::string& node)
-{
-    std::vector<std::string> out;
-    for (uint32_t id : e.fusedWith(idOf(g, node)))
-        out.push_back(g.node(id).name);
-    return out;
 }
 
 /// Records the inputs and output of the nodes it watches.

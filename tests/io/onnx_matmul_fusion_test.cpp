@@ -17,6 +17,7 @@
 using namespace opscope;
 
 namespace {
+using test::fusedNames;
 using test::idOf;
 using test::staticFlags;
 
@@ -37,14 +38,6 @@ Built matmulChain()
         const std::string& n = b.graph.node(v).name;
         out.variables.push_back(n == "x" ? x : b.constants.at(n));
     }
-    return out;
-}
-
-std::vector<std::string> fusedNames(const Executor& e, const Graph& g, const std::string& node)
-{
-    std::vector<std::string> out;
-    for (uint32_t id : e.fusedWith(idOf(g, node)))
-        out.push_back(g.node(id).name);
     return out;
 }
 }
