@@ -13,16 +13,18 @@ bool MatrixEpilogue::set(std::span<const PostOp> ops)
 {
     using K = PostOp::Kind;
     m_ops.clear();
+    m_steps.clear();
     m_extra = 0;
     for (const PostOp& op : ops)
-        if (op.kind == K::Affine || op.kind == K::Gelu) return ops.empty();
+        if (op.kind == K::Affine || op.kind == K::Gelu || (op.kind == K::Relu && op.keepNaN)) return ops.empty();
     m_ops.assign(ops.begin(), ops.end());
     for (const PostOp& op : m_ops)
         m_extra += static_cast<size_t>(op.extraInputs());
+    m_steps.assign(m_ops.size(), Step {});
     return true;
 }
 
-void MatrixEpilogue::apply(Tensor& out, std::span<const Tensor* const> extra) const
+void MatrixEpilogue::apply(Tensor& out, std::span<const Tensor* const> extra)
 {
     using K = PostOp::Kind;
     if (m_ops.empty()) return;
@@ -33,16 +35,12 @@ void MatrixEpilogue::apply(Tensor& out, std::span<const Tensor* const> extra) co
     const int64_t size = out.size();
     const int64_t n = out.ndim() > 0 ? out.shape()[out.ndim() - 1] : 1;
     if (size == 0 || n == 0) return;
-    // What each post-op reads, resolved once.
-    struct Step {
-        PostOp op;
-        const float* operand = nullptr; // a bias or a residual
-        float lo = 0, hi = 0;
-    };
-    std::vector<Step> steps;
+    // What each post-op reads at this run.
     size_t k = 0;
-    for (const PostOp& op : m_ops) {
-        Step s { op };
+    for (size_t i = 0; i < m_ops.size(); ++i) {
+        const PostOp& op = m_ops[i];
+        Step& s = m_steps[i];
+        s = Step { op };
         if (op.kind == K::Bias || op.kind == K::Sum) {
             const Tensor& t = *extra[k];
             const int64_t want = op.kind == K::Bias ? n : size;
@@ -57,13 +55,12 @@ void MatrixEpilogue::apply(Tensor& out, std::span<const Tensor* const> extra) co
             s.hi = (op.boundInputs & 2) ? extra[b]->view().data()[0] : op.hi;
         }
         k += static_cast<size_t>(op.extraInputs());
-        steps.push_back(s);
     }
     float* y = out.data();
     // Row by row, every post-op in turn, while the row is in cache.
     for (int64_t row = 0; row < size; row += n) {
         float* r = y + row;
-        for (const Step& s : steps) {
+        for (const Step& s : m_steps) {
             switch (s.op.kind) {
             case K::Bias:
                 for (int64_t j = 0; j < n; ++j)
@@ -74,13 +71,8 @@ void MatrixEpilogue::apply(Tensor& out, std::span<const Tensor* const> extra) co
                     r[j] = r[j] + s.operand[row + j];
                 break;
             case K::Relu:
-                if (s.op.keepNaN) {
-                    for (int64_t j = 0; j < n; ++j)
-                        r[j] = r[j] > 0.0f ? r[j] : r[j] * 0.0f;
-                } else {
-                    for (int64_t j = 0; j < n; ++j)
-                        r[j] = reluValue(r[j]);
-                }
+                for (int64_t j = 0; j < n; ++j)
+                    r[j] = reluValue(r[j]);
                 break;
             case K::Sigmoid:
                 for (int64_t j = 0; j < n; ++j)

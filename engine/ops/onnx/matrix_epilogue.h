@@ -14,8 +14,9 @@ namespace opscope::onnx_ops {
 
 class MatrixEpilogue {
 public:
-    /// Takes a list of Bias, Sum, Relu, Sigmoid, Tanh and Clip in any order; refuses (and then
-    /// holds none) a list with anything else (Affine, Gelu: no ONNX node folds as those).
+    /// Takes a list of Bias, Sum, Relu (ONNX's: NaN gives 0), Sigmoid, Tanh and Clip in any order;
+    /// refuses (and then holds none) a list with anything else (Affine, Gelu, a NaN-keeping relu:
+    /// no ONNX node folds as those).
     bool set(std::span<const PostOp> ops);
     bool empty() const { return m_ops.empty(); }
     /// How many inputs the list reads after the kernel's own.
@@ -23,10 +24,17 @@ public:
     /// Applies the list to `out`, rows of its last dimension, reading what the post-ops read from
     /// `extra` in list order: a bias of that many elements, a residual of out's size, a clip's
     /// scalar bounds. Throws ShapeError or TypeError naming what does not fit.
-    void apply(Tensor& out, std::span<const Tensor* const> extra) const;
+    void apply(Tensor& out, std::span<const Tensor* const> extra);
 
 private:
+    // A post-op with what it reads at this run (pointers set by apply).
+    struct Step {
+        PostOp op;
+        const float* operand = nullptr; // a bias or a residual
+        float lo = 0, hi = 0;
+    };
     std::vector<PostOp> m_ops;
+    std::vector<Step> m_steps; // one per post-op, sized by set()
     size_t m_extra = 0;
 };
 
