@@ -33,14 +33,20 @@ public:
     void controlChanged(const ControlInfo& c) override { add([&] { controls.push_back(c); }); }
     void disconnected(const std::string& why) override { add([&] { gone = why.empty() ? "?" : why; }); }
 
-    /// Waits until `pred` holds (under the lock); false on timeout.
-    template <class P> bool waitFor(P pred)
+    /// Waits until `pred` holds (under the lock); false after `limit`.
+    template <class P> bool waitFor(P pred, std::chrono::seconds limit = kTimeout)
     {
         std::unique_lock lock(mutex);
-        return cv.wait_for(lock, kTimeout, [&] { return pred(); });
+        return cv.wait_for(lock, limit, [&] { return pred(); });
     }
-    bool waitPauses(size_t n) { return waitFor([&] { return pauses.size() >= n; }); }
-    bool waitFinished(size_t n) { return waitFor([&] { return finished.size() >= n; }); }
+    bool waitPauses(size_t n, std::chrono::seconds limit = kTimeout)
+    {
+        return waitFor([&] { return pauses.size() >= n; }, limit);
+    }
+    bool waitFinished(size_t n, std::chrono::seconds limit = kTimeout)
+    {
+        return waitFor([&] { return finished.size() >= n; }, limit);
+    }
     RemotePause pause(size_t i)
     {
         std::lock_guard lock(mutex);

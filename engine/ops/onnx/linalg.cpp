@@ -58,8 +58,9 @@ template <class F> std::unique_ptr<Kernel> productKernel(const GemmParams& param
         void run(std::span<const Tensor* const> in, std::span<Tensor* const> out, RunContext& ctx) override
         {
             const size_t own = in.size() - epilogue.extraInputs();
+            const std::span<const Tensor* const> extra = epilogue.apart(*out[0], in.subspan(own));
             fn(params, in.first(own), out, ctx);
-            epilogue.apply(*out[0], in.subspan(own));
+            epilogue.apply(*out[0], extra);
         }
         bool setPostOps(std::span<const PostOp> ops) override { return epilogue.set(ops); }
         GemmParams params;
