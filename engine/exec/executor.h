@@ -27,8 +27,9 @@ struct ExecFlags {
     /// (per-channel scale and shift), an add of a residual ready before it, relu, sigmoid, tanh,
     /// gelu and clip (a clip after the store, keeping NaN; exec/fusion_rules.h).
     /// A node an observer wants is never fused away: its inputs and outputs exist as without fusion.
-    /// Then, with fuse: a tensor only oneDNN convolutions write and read, none of them watched,
-    /// stays in their blocked layout (nChw16c…) between them instead of being converted to plain.
+    /// Then, with fuse: a tensor only oneDNN convolutions and poolings write and read, none of
+    /// them watched, stays in their layout (nChw16c, nhwc…) between them instead of being
+    /// converted to plain.
     bool fuse = true;
 };
 
@@ -168,6 +169,7 @@ private:
     void computeFolds();
     // After fuse(): which tensors stay in the native layout of the kernels around them.
     void keepNativeLayouts();
+    void followNeighbours(const std::vector<std::vector<std::pair<uint32_t, uint32_t>>>& readersOf);
     std::vector<bool> m_nativeEntries; // by entry id
     std::vector<uint32_t> m_layoutSteps; // the steps that write or read them
     std::vector<uint32_t> m_layoutWatched; // steps that would, were they not watched

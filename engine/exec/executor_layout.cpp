@@ -1,6 +1,6 @@
-// The executor's layout pass: a tensor that only oneDNN convolutions write and read, none of them
-// watched, stays in their blocked layout (nChw16c and the like) from one to the next instead of
-// being converted to plain and back around every one of them.
+// The executor's layout pass: a tensor that only oneDNN kernels write and read (convolutions and
+// poolings), none of them watched, stays in their blocked layout (nChw16c and the like) from one to
+// the next instead of being converted to plain and back around every one of them.
 
 #include "exec/executor.h"
 
@@ -30,6 +30,7 @@ void Executor::keepNativeLayouts()
             if (std::less_equal<>()(first, in[k]) && std::less<>()(in[k], last))
                 readersOf[static_cast<size_t>(in[k] - first)].emplace_back(static_cast<uint32_t>(r), static_cast<uint32_t>(k));
     }
+    followNeighbours(readersOf);
     struct Decision {
         std::unique_ptr<bool[]> inputs; // by input slot, when any
         size_t count = 0;
@@ -78,6 +79,45 @@ void Executor::keepNativeLayouts()
         if (!d.any) continue;
         m_layoutSteps.push_back(static_cast<uint32_t>(i));
         m_steps[i].kernel->setNative(std::span<const bool>(d.inputs.get(), d.count), d.output);
+    }
+}
+
+void Executor::followNeighbours(const std::vector<std::vector<std::pair<uint32_t, uint32_t>>>& readersOf)
+{
+    // A kernel that runs in its neighbours' layout (a pooling) takes the one the kernel writing its
+    // first input computes in, and the one every reader of its output wants, where it can. Whether
+    // they are used is decided after, as for any kernel (nobody watching, every use a kernel).
+    const Tensor* const first = m_values.data();
+    const Tensor* const last = first + m_values.size();
+    std::vector<int64_t> writerOf(m_values.size(), -1);
+    for (size_t w = 0; w < m_steps.size(); ++w)
+        if (!m_steps[w].absorbed && m_steps[w].outCount == 1) writerOf[m_steps[w].runOut] = static_cast<int64_t>(w);
+    const auto fixed = [](const Kernel& k) { return k.nativeChoices().empty(); };
+    for (Step& s : m_steps) {
+        if (s.absorbed || s.outCount != 1) continue;
+        const std::vector<NativeLayout> choices = s.kernel->nativeChoices();
+        if (choices.empty()) continue;
+        const auto choiceOf = [&choices](const NativeLayout& l) {
+            for (size_t i = 0; i < choices.size(); ++i)
+                if (!l.plain() && choices[i].key == l.key) return static_cast<int>(i);
+            return -1;
+        };
+        int in = -1, out = -1;
+        const auto ins = runInputs(s);
+        if (!ins.empty() && std::less_equal<>()(first, ins[0]) && std::less<>()(ins[0], last)) {
+            const int64_t w = writerOf[static_cast<size_t>(ins[0] - first)];
+            if (w >= 0 && fixed(*m_steps[static_cast<size_t>(w)].kernel))
+                in = choiceOf(m_steps[static_cast<size_t>(w)].kernel->nativeOutput());
+        }
+        const auto& readers = readersOf[s.runOut];
+        if (!readers.empty()) {
+            const Step& r0 = m_steps[readers.front().first];
+            out = fixed(*r0.kernel) ? choiceOf(r0.kernel->nativeInput(readers.front().second)) : -1;
+            for (const auto& [r, k] : readers)
+                if (!fixed(*m_steps[r].kernel) || out < 0 || m_steps[r].kernel->nativeInput(k).key != choices[static_cast<size_t>(out)].key)
+                    out = -1;
+        }
+        s.kernel->chooseNative(in, out);
     }
 }
 

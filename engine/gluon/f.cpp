@@ -35,6 +35,11 @@ std::string lower(std::string s)
 template <class ViewOf, class Report> void withViews(size_t n, ViewOf viewOf, Report report)
 {
     constexpr size_t kOnStack = 4;
+    if (n == 1) { // most ops: one view, nothing else built
+        const TensorView v = viewOf(0);
+        report(std::span<const TensorView>(&v, 1));
+        return;
+    }
     if (n <= kOnStack) {
         std::array<TensorView, kOnStack> v;
         for (size_t k = 0; k < n; ++k)
@@ -75,11 +80,10 @@ std::vector<Value> runEager(
     } catch (const Error& e) {
         throw ShapeError("node '" + name + "' (" + def.name + "): " + e.what());
     }
-    const auto inSlots = def.inputSlotNames(*params);
     for (size_t k = 0; k < given.size(); ++k)
         if (given[k] != inShapes[k])
-            throw ShapeError("node '" + name + "' (" + def.name + "): input '" + inSlots[k] + "': expected "
-                + inShapes[k].str() + ", got " + given[k].str());
+            throw ShapeError("node '" + name + "' (" + def.name + "): input '" + def.inputSlotNames(*params)[k]
+                + "': expected " + inShapes[k].str() + ", got " + given[k].str());
     std::vector<Tensor> outputs;
     std::vector<Tensor*> out;
     outputs.reserve(outShapes.size());
@@ -90,12 +94,11 @@ std::vector<Value> runEager(
     auto kernel = def.makeKernel(*params, inShapes, outShapes, KernelKind::Auto);
 
     // Held for the whole op: a hook may change the active set.
-    const std::shared_ptr<const std::vector<OpHook>> hookSet = ActiveHooks::any() ? ActiveHooks::current() : nullptr;
-    static const std::vector<OpHook> kNoHooks;
-    const std::vector<OpHook>& hooks = hookSet ? *hookSet : kNoHooks;
+    const ActiveHooks::Held held;
+    const std::vector<OpHook>& hooks = held.hooks();
     if (std::any_of(hooks.begin(), hooks.end(), [](const OpHook& h) { return h.monitor_all; }))
         withViews(in.size(), [&](size_t k) { return in[k]->view(); },
-            [&](std::span<const TensorView> v) { reportEagerInputs(hooks, name, def.name, inSlots, v); });
+            [&](std::span<const TensorView> v) { reportEagerInputs(hooks, name, def.name, def.inputSlotNames(*params), v); });
     RunContext ctx;
     ctx.rng = &globalGenerator();
     ctx.training = autograd::is_training();
@@ -104,10 +107,12 @@ std::vector<Value> runEager(
     } catch (const Error& e) {
         throw Error("node '" + name + "' (" + def.name + "): " + e.what());
     }
-    if (!hooks.empty())
-        withViews(outputs.size(), [&](size_t k) { return outputs[k].view(); }, [&](std::span<const TensorView> v) {
-            reportEagerOutputs(hooks, name, def.name, def.outputSlotNames(*params), v);
-        });
+    if (!hooks.empty()) {
+        std::vector<std::string> slotsMade;
+        const std::span<const std::string> slots = def.outputSlotNames(*params, slotsMade);
+        withViews(outputs.size(), [&](size_t k) { return outputs[k].view(); },
+            [&](std::span<const TensorView> v) { reportEagerOutputs(hooks, name, def.name, slots, v); });
+    }
     if (autograd::is_recording()) {
         std::vector<Tensor> ins;
         for (const Tensor* t : in)

@@ -14,12 +14,21 @@ namespace {
     // (ActiveHooks::current) knows when it is stale.
     std::atomic<uint64_t> g_hooksChanged { 0 };
     thread_local std::vector<const HookList*> t_active;
+    // Counts pushes and pops of t_active, so that an op sees without comparing lists that this
+    // thread's active blocks are those of the op before (a plain integer: no TLS wrapper call).
+    thread_local uint64_t t_activeMoves = 0;
+    thread_local size_t t_activeCount = 0; // t_active.size(), for the same reason
     struct CurrentHooks {
         std::shared_ptr<const std::vector<OpHook>> hooks;
         std::vector<const HookList*> active; // t_active when made
         uint64_t changes = 0;
+        uint64_t activeMoves = 0; // t_activeMoves when `active` was last found equal to t_active
     };
     thread_local CurrentHooks t_current;
+    // ActiveHooks::Held: how many are alive on this thread, and the sets replaced while one was.
+    thread_local int t_holds = 0;
+    thread_local std::vector<std::shared_ptr<const std::vector<OpHook>>> t_retired;
+    thread_local bool t_anyRetired = false; // !t_retired.empty(), read without the TLS wrapper
 
     // `name` + "_" + `slot` in a buffer on the stack when it fits (no allocation per call).
     class TensorName {
@@ -97,19 +106,25 @@ HookHandle HookHandleBuilder::make(const std::shared_ptr<HookList>& list, uint64
 ActiveHooks::Scope::Scope(const HookList* list)
     : m_pushed(list && !list->empty())
 {
-    if (m_pushed)
+    if (m_pushed) {
         t_active.push_back(list);
+        ++t_activeMoves;
+        ++t_activeCount;
+    }
 }
 
 ActiveHooks::Scope::~Scope()
 {
-    if (m_pushed)
+    if (m_pushed) {
         t_active.pop_back();
+        ++t_activeMoves;
+        --t_activeCount;
+    }
 }
 
 bool ActiveHooks::any()
 {
-    return !t_active.empty();
+    return t_activeCount != 0;
 }
 
 std::vector<OpHook> ActiveHooks::collect()
@@ -122,20 +137,53 @@ std::vector<OpHook> ActiveHooks::collect()
     return out;
 }
 
-std::shared_ptr<const std::vector<OpHook>> ActiveHooks::current()
+const std::shared_ptr<const std::vector<OpHook>>& ActiveHooks::currentSet()
 {
     const uint64_t changes = g_hooksChanged.load(std::memory_order_acquire);
     CurrentHooks& c = t_current;
-    if (!c.hooks || c.changes != changes || c.active != t_active) {
+    const uint64_t moves = t_activeMoves;
+    if (!c.hooks || c.changes != changes || (c.activeMoves != moves && c.active != t_active)) {
+        if (c.hooks && t_holds > 0) { // a Held may point at it
+            t_retired.push_back(std::move(c.hooks));
+            t_anyRetired = true;
+        }
         c.hooks = std::make_shared<const std::vector<OpHook>>(collect());
         c.active = t_active;
         c.changes = changes;
     }
+    c.activeMoves = moves;
     return c.hooks;
 }
 
+std::shared_ptr<const std::vector<OpHook>> ActiveHooks::current()
+{
+    return currentSet();
+}
+
+ActiveHooks::Held::Held()
+    : m_holding(any())
+{
+    static const std::vector<OpHook> kNone;
+    if (!m_holding) {
+        m_hooks = &kNone;
+        return;
+    }
+    m_hooks = currentSet().get();
+    ++t_holds;
+}
+
+ActiveHooks::Held::~Held()
+{
+    if (m_holding && --t_holds == 0 && t_anyRetired) {
+        // Freed outside the vector: a hook's destructor may run an op, which may retire again.
+        auto retired = std::move(t_retired);
+        t_retired.clear();
+        t_anyRetired = false;
+    }
+}
+
 void reportEagerInputs(const std::vector<OpHook>& hooks, const std::string& node, const std::string& op,
-    const std::vector<std::string>& slots, std::span<const TensorView> inputs)
+    std::span<const std::string> slots, std::span<const TensorView> inputs)
 {
     if (std::none_of(hooks.begin(), hooks.end(), [](const OpHook& h) { return h.monitor_all; })) return;
     for (size_t k = 0; k < inputs.size(); ++k) {
@@ -146,7 +194,7 @@ void reportEagerInputs(const std::vector<OpHook>& hooks, const std::string& node
 }
 
 void reportEagerOutputs(const std::vector<OpHook>& hooks, const std::string& node, const std::string& op,
-    const std::vector<std::string>& slots, std::span<const TensorView> outputs)
+    std::span<const std::string> slots, std::span<const TensorView> outputs)
 {
     for (size_t k = 0; k < outputs.size(); ++k) {
         const TensorName name(node, slots[k]);

@@ -82,13 +82,32 @@ public:
     /// pointer while calling hooks: a hook may change the set.
     static std::shared_ptr<const std::vector<OpHook>> current();
     static bool any();
+
+    /// current()'s set, kept alive while the Held lives without a reference count: a set this
+    /// thread replaces meanwhile (a hook that adds or removes hooks) is freed when the outermost
+    /// Held on the thread ends. What an eager op holds while it reports.
+    class Held {
+    public:
+        Held();
+        ~Held();
+        Held(const Held&) = delete;
+        Held& operator=(const Held&) = delete;
+        const std::vector<OpHook>& hooks() const { return *m_hooks; }
+
+    private:
+        const std::vector<OpHook>* m_hooks;
+        bool m_holding;
+    };
+
+private:
+    static const std::shared_ptr<const std::vector<OpHook>>& currentSet();
 };
 
 /// Reports one eager op to hooks: inputs (monitor_all hooks) before, outputs after, MXNet's names.
 void reportEagerInputs(const std::vector<OpHook>& hooks, const std::string& node, const std::string& op,
-    const std::vector<std::string>& slots, std::span<const TensorView> inputs);
+    std::span<const std::string> slots, std::span<const TensorView> inputs);
 void reportEagerOutputs(const std::vector<OpHook>& hooks, const std::string& node, const std::string& op,
-    const std::vector<std::string>& slots, std::span<const TensorView> outputs);
+    std::span<const std::string> slots, std::span<const TensorView> outputs);
 
 /// The execution observer behind op hooks in a cached op: names precomputed per node, so a call
 /// costs the callback and nothing else.

@@ -95,6 +95,15 @@ public:
     /// such kernels write and read in their layout). Called after setPostOps, which clears it:
     /// the layouts are asked again after any new list of post-ops.
     virtual void setNative(std::span<const bool> /*inputs*/, bool /*output*/) {}
+    /// A kernel that runs in whichever layout the kernels beside it use (a pooling between
+    /// convolutions): the layouts besides plain it can read its first input in or write its
+    /// output in, one list (a layout names its tensor's dimensions, so the executor finds the
+    /// ones of each side by key). Empty (the default): only those nativeInput() and
+    /// nativeOutput() name.
+    virtual std::vector<NativeLayout> nativeChoices() const { return {}; }
+    /// Makes nativeInput(0) and nativeOutput() the choices `input` and `output` (indexes into
+    /// nativeChoices(); -1: plain), asked before setNative() decides whether they are used.
+    virtual void chooseNative(int /*input*/, int /*output*/) {}
 };
 
 using KernelFactory = std::function<std::unique_ptr<Kernel>(
@@ -133,6 +142,13 @@ struct OpDef {
     /// Registered slot names; null when MXNet registers none (then `input0`… / `0`… are used).
     std::function<std::vector<std::string>(const OpParams&)> inputNames;
     std::function<std::vector<std::string>(const OpParams&)> outputNames;
+    /// Output slot names that do not depend on the parameters, of which the first numOutputs are
+    /// the slots: set by nameOutputs(), and by the registry to MXNet's `0`, `1`… for an operator
+    /// that registers no outputNames. Empty: ask outputNames.
+    std::vector<std::string> fixedOutputNames;
+    /// Names the outputs with a list that does not depend on the parameters (sets outputNames and
+    /// fixedOutputNames).
+    void nameOutputs(std::vector<std::string> names);
     /// Indexes of inputs that are auxiliary states (updated in place in training), e.g. BatchNorm's
     /// moving_mean and moving_var. Null: none.
     std::function<std::vector<int>(const OpParams&)> auxInputs;
@@ -160,6 +176,9 @@ struct OpDef {
     /// Slot names with MXNet's fallbacks applied: `input<i>` and `<i>`.
     std::vector<std::string> inputSlotNames(const OpParams& p) const;
     std::vector<std::string> outputSlotNames(const OpParams& p) const;
+    /// The same names without building them where they are fixed (what an op reporting to hooks on
+    /// every call reads); `scratch` holds them otherwise.
+    std::span<const std::string> outputSlotNames(const OpParams& p, std::vector<std::string>& scratch) const;
     int visibleOutputs(const OpParams& p) const { return numVisibleOutputs ? numVisibleOutputs(p) : numOutputs(p); }
     /// inferType, or the float32-only rule where there is none.
     void inferTypes(const OpParams& p, std::span<const DType> in, std::span<DType> out) const;

@@ -7,6 +7,12 @@
 
 namespace opscope {
 
+namespace {
+    // How many of MXNet's fallback output names (`0`, `1`…) an operator without outputNames keeps
+    // built; more outputs than that are named when asked.
+    constexpr int kDefaultNamedOutputs = 8;
+}
+
 const OpRegistry& OpRegistry::instance()
 {
     static const OpRegistry* registry = [] {
@@ -51,6 +57,9 @@ void OpRegistry::add(OpDef def, std::vector<std::string> aliases)
 {
     if (m_byName.count(def.name))
         throw UsageError("operator '" + def.name + "' registered twice");
+    if (!def.outputNames && def.fixedOutputNames.empty())
+        for (int i = 0; i < kDefaultNamedOutputs; ++i)
+            def.fixedOutputNames.push_back(std::to_string(i));
     auto owned = std::make_unique<OpDef>(std::move(def));
     const OpDef* p = owned.get();
     m_byName[p->name] = p;
@@ -80,6 +89,20 @@ std::vector<std::string> OpDef::outputSlotNames(const OpParams& p) const
         names.push_back(std::to_string(i));
     names.resize(static_cast<size_t>(n));
     return names;
+}
+
+std::span<const std::string> OpDef::outputSlotNames(const OpParams& p, std::vector<std::string>& scratch) const
+{
+    const size_t n = static_cast<size_t>(numOutputs(p));
+    if (n <= fixedOutputNames.size()) return std::span<const std::string>(fixedOutputNames).first(n);
+    scratch = outputSlotNames(p);
+    return scratch;
+}
+
+void OpDef::nameOutputs(std::vector<std::string> names)
+{
+    fixedOutputNames = names;
+    outputNames = [names = std::move(names)](const OpParams&) { return names; };
 }
 
 std::unique_ptr<Kernel> OpDef::makeKernel(

@@ -1,4 +1,4 @@
-// Tensors kept in oneDNN's blocked layout between convolutions nobody watches
+// Tensors kept in oneDNN's blocked layout between convolutions and poolings nobody watches
 // (Executor::keepNativeLayouts): the same values as with every tensor plain, a watched node's
 // tensors plain again from the next run, and a tensor that anything else reads (another kind of
 // kernel, the caller as a graph output) never kept.
@@ -10,7 +10,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
+#include <limits>
 #include <utility>
 
 using namespace opscope;
@@ -134,12 +136,12 @@ TEST(NativeLayout, AWatchedNodeSeesPlainValuesFromTheNextRun)
 
 TEST(NativeLayout, ATensorAnythingElseReadsStaysPlain)
 {
-    // conv1 -> conv2 -> pool (reads conv2) -> conv3; conv1 is also a graph output.
+    // conv1 -> conv2 -> exp (reads conv2) -> conv3; conv1 is also a graph output.
     Net n;
     const uint32_t c1 = n.conv("conv1", n.data, 16, 3, 1, 16);
     const uint32_t c2 = n.conv("conv2", c1, 16, 3, 1, 16);
-    const uint32_t pool = n.op("Pooling", "pool", { c2 }, { { "kernel", "(2, 2)" }, { "stride", "(2, 2)" }, { "pool_type", "max" } });
-    const uint32_t c3 = n.conv("conv3", pool, 16, 3, 1, 16);
+    const uint32_t e = n.op("exp", "exp", { c2 });
+    const uint32_t c3 = n.conv("conv3", e, 16, 3, 1, 16);
     n.g->setHeads({ { c3, 0, 0 }, { c1, 0, 0 } });
     n.g->finalize();
     const Graph& g = *n.g;
@@ -150,9 +152,65 @@ TEST(NativeLayout, ATensorAnythingElseReadsStaysPlain)
     const auto got = fused.run(in).outputs;
     if (!onednn(fused, "conv1")) GTEST_SKIP() << "oneDNN runs no convolution on this machine";
     EXPECT_FALSE(fused.nativeLayout(outputOf(g, "conv1"))) << "a graph output, though conv2 reads it";
-    EXPECT_FALSE(fused.nativeLayout(outputOf(g, "conv2"))) << "the pooling reads it plain";
+    EXPECT_FALSE(fused.nativeLayout(outputOf(g, "conv2"))) << "exp reads it plain";
     for (size_t k = 0; k < 2; ++k)
         EXPECT_TRUE(test::tensorsNear(got.at(k), expected.at(k), 1e-6f, 1e-5f)) << k;
+}
+
+// A ResNet stem and head: conv1 -> max pool (3x3, stride 2) -> conv2 and conv3 (as a stage's first
+// block and its shortcut both read the pool) -> add -> pool (avg, sum or a global average) -> flatten.
+// Each pooling reads and writes the convolutions' blocked layout where only they are on both sides.
+TEST(NativeLayout, PoolingsBetweenConvolutionsKeepTheBlockedLayoutWithTheSameValues)
+{
+    for (const char* type : { "avg", "sum", "global" }) {
+        Net n;
+        n.shapes[0] = Shape({ 2, 16, 64, 64 }); // large enough for oneDNN's poolings (dnnlPays)
+        const uint32_t c1 = n.conv("conv1", n.data, 16, 3, 1, 16);
+        const uint32_t pool1 = n.op("Pooling", "pool1", { c1 },
+            { { "kernel", "(3, 3)" }, { "stride", "(2, 2)" }, { "pad", "(1, 1)" }, { "pool_type", "max" } });
+        const uint32_t add = n.op("elemwise_add", "add", { n.conv("conv2", pool1, 32, 3, 1, 16), n.conv("conv3", pool1, 32, 1, 1, 16) });
+        AttrMap last { { "kernel", "(4, 4)" }, { "stride", "(2, 2)" }, { "pool_type", type } };
+        if (std::string(type) == "global") last = { { "kernel", "(1, 1)" }, { "global_pool", "True" }, { "pool_type", "avg" } };
+        const uint32_t pool2 = n.op("Pooling", "pool2", { add }, last);
+        n.g->setHeads({ { n.op("Flatten", "flatten", { pool2 }), 0, 0 } });
+        n.g->finalize();
+        const Graph& g = *n.g;
+        auto in = n.inputs();
+        Executor plain(n.g, staticFlags(false));
+        Executor fused(n.g, staticFlags(true));
+        const Tensor expected = plain.run(in).outputs.at(0).copy();
+        const Tensor got = fused.run(in).outputs.at(0).copy();
+        if (!onednn(fused, "conv1")) GTEST_SKIP() << "oneDNN runs no convolution on this machine";
+        ASSERT_TRUE(onednn(fused, "pool1") && onednn(fused, "pool2")) << type;
+        EXPECT_TRUE(test::tensorsNear(got, expected, 1e-6f, 1e-5f)) << type;
+        EXPECT_TRUE(fused.nativeLayout(outputOf(g, "conv1"))) << type << ": only the pooling reads it";
+        EXPECT_TRUE(fused.nativeLayout(outputOf(g, "pool1"))) << type << ": only convolutions read it";
+        EXPECT_TRUE(fused.nativeLayout(outputOf(g, "add"))) << type << ": conv2 computes it, pool2 reads it";
+        EXPECT_FALSE(fused.nativeLayout(outputOf(g, "pool2"))) << type << ": Flatten reads it plain";
+        // A NaN in the input: the max pooling's fallback kernel runs on plain copies of its blocked
+        // input and output, and NaN propagates as unfused.
+        in[0].at(5 * 64 * 64 + 3 * 64 + 7) = std::numeric_limits<float>::quiet_NaN();
+        const Tensor withNan = plain.run(in).outputs.at(0).copy();
+        int nans = 0;
+        for (float v : withNan.view().values())
+            nans += std::isnan(v) ? 1 : 0;
+        EXPECT_GT(nans, 0) << type;
+        EXPECT_TRUE(test::tensorsNear(fused.run(in).outputs.at(0), withNan, 1e-6f, 1e-5f)) << type;
+        // A watched pooling sees plain values, and its neighbours convert around it.
+        Watcher w;
+        w.nodes = { "pool1" };
+        fused.attach(&w);
+        const Tensor watched = fused.run(in).outputs.at(0).copy();
+        fused.detach(&w);
+        EXPECT_FALSE(fused.nativeLayout(outputOf(g, "pool1"))) << type;
+        EXPECT_FALSE(fused.nativeLayout(outputOf(g, "conv1"))) << type;
+        EXPECT_TRUE(test::tensorsNear(watched, withNan, 1e-6f, 1e-5f)) << type;
+        Watcher p;
+        p.nodes = { "pool1" };
+        plain.attach(&p);
+        plain.run(in);
+        EXPECT_TRUE(test::tensorsNear(w.seen.at("pool1"), p.seen.at("pool1"), 0, 0)) << type;
+    }
 }
 
 // A convolution keeps its weights reordered into oneDNN's layout from run to run: a run does not

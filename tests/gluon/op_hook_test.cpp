@@ -235,6 +235,44 @@ TEST(OpHook, RemovingOneOfTwoHooks)
     EXPECT_EQ(b, 8);
 }
 
+// Eager: a monitor_all hook that removes itself while the op reports its inputs, then runs an op of
+// its own (which takes the active hooks again, without it). The op that called it goes on
+// reporting to the set it started with (held, not freed under it: ASan checks); the next op and the
+// next call report to no one.
+TEST(OpHook, AHookRemovingItselfAndRunningAnOpInsideAnEagerOp)
+{
+    resetNaming();
+    auto model = std::make_shared<HybridSequential>("net_");
+    auto inner = std::make_shared<nn::Dense>(3);
+    {
+        auto scope = model->name_scope();
+        model->add(std::make_shared<nn::Dense>(4));
+        model->add(std::make_shared<nn::Dense>(4));
+    }
+    model->initialize();
+    inner->initialize();
+    std::vector<std::string> names;
+    auto big = std::make_shared<std::vector<float>>(1 << 16, 1.0f); // a capture worth freeing
+    HookHandle self;
+    self = model->register_op_hook(
+        [&, big](std::string_view n, std::string_view, const TensorView&) {
+            names.emplace_back(n);
+            if (names.size() == 1) {
+                self.remove();
+                EXPECT_EQ(inner->call(Tensor::ones(Shape({ 2, 5 }))).shape(), Shape({ 2, 3 }));
+                EXPECT_EQ((*big)[12345], 1.0f);
+            }
+        },
+        true);
+    big.reset();
+    model->call(Tensor::ones(Shape({ 2, 3 })));
+    const std::vector<std::string> firstOp { "net_dense0_fwd_data", "net_dense0_fwd_weight", "net_dense0_fwd_bias",
+        "net_dense0_fwd_output" };
+    EXPECT_EQ(names, firstOp) << "the op that removed it finishes with the set it began with; dense1 sees none";
+    model->call(Tensor::ones(Shape({ 2, 3 })));
+    EXPECT_EQ(names, firstOp);
+}
+
 TEST(OpHook, SurvivesRehybridizingAndUnhybridizing)
 {
     resetNaming();

@@ -60,7 +60,7 @@ template <class Op> OpDef binaryOp(const std::string& name, dnnl::algorithm alg,
     d.numOutputs = [](const OpParams&) { return 1; };
     d.inputNames = [](const OpParams&) { return std::vector<std::string> { "lhs", "rhs" }; };
     // Only elemwise_add registers FListOutputNames ({"output"}) in MXNet 1.x.
-    if (outputNamed) d.outputNames = [](const OpParams&) { return std::vector<std::string> { "output" }; };
+    if (outputNamed) d.nameOutputs({ "output" });
     d.inferShape = [](const OpParams&, std::vector<Shape>& in, std::vector<Shape>& out) {
         elemwise::inferSameShape(in, out, kInputNames);
     };

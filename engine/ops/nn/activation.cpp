@@ -154,7 +154,7 @@ void registerActivation(OpRegistry& r)
     def.numInputs = [](const OpParams&) { return 1; };
     def.numOutputs = [](const OpParams&) { return 1; };
     // MXNet registers no input names (hence `relu0_fwd_input0`), and `output` for the output.
-    def.outputNames = [](const OpParams&) { return std::vector<std::string> { "output" }; };
+    def.nameOutputs({ "output" });
     def.inferShape = [](const OpParams&, std::vector<Shape>& in, std::vector<Shape>& out) { out[0] = in[0]; };
     def.reference = [](const OpParams& op, std::span<const Shape>, std::span<const Shape>) {
         return lambdaKernel(paramsAs<ActivationParams>(op), activationReference);

@@ -330,7 +330,7 @@ void registerBatchNorm(OpRegistry& r)
     d.inputNames = [](const OpParams&) {
         return std::vector<std::string> { "data", "gamma", "beta", "moving_mean", "moving_var" };
     };
-    d.outputNames = [](const OpParams&) { return std::vector<std::string> { "output", "mean", "var" }; };
+    d.nameOutputs({ "output", "mean", "var" });
     d.auxInputs = [](const OpParams&) { return std::vector<int> { 3, 4 }; };
     d.inferShape = inferBatchNorm;
     d.reference = [](const OpParams& p, std::span<const Shape> in, std::span<const Shape>) -> std::unique_ptr<Kernel> {

@@ -127,7 +127,7 @@ void registerConvolution(OpRegistry& r)
         return paramsAs<ConvolutionParams>(p).noBias ? std::vector<std::string> { "data", "weight" }
                                                      : std::vector<std::string> { "data", "weight", "bias" };
     };
-    def.outputNames = [](const OpParams&) { return std::vector<std::string> { "output" }; };
+    def.nameOutputs({ "output" });
     def.inferShape = inferConvolution;
     def.reference = [](const OpParams& p, std::span<const Shape> in, std::span<const Shape> out) {
         return makeConvolutionReference(paramsAs<ConvolutionParams>(p), in, out);

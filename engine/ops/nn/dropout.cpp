@@ -170,7 +170,7 @@ void registerDropout(OpRegistry& r)
     d.numOutputs = [](const OpParams&) { return 2; };
     d.numVisibleOutputs = [](const OpParams&) { return 1; };
     d.inputNames = [](const OpParams&) { return std::vector<std::string> { "data" }; };
-    d.outputNames = [](const OpParams&) { return std::vector<std::string> { "output", "mask" }; };
+    d.nameOutputs({ "output", "mask" });
     d.inferShape = inferDropout;
     d.reference = [](const OpParams& p, std::span<const Shape> in, std::span<const Shape>) -> std::unique_ptr<Kernel> {
         return std::make_unique<DropoutReference>(paramsAs<DropoutParams>(p), in[0]);

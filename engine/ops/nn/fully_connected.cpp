@@ -219,7 +219,7 @@ void registerFullyConnected(OpRegistry& r)
         return paramsAs<FullyConnectedParams>(p).noBias ? std::vector<std::string> { "data", "weight" }
                                                         : std::vector<std::string> { "data", "weight", "bias" };
     };
-    def.outputNames = [](const OpParams&) { return std::vector<std::string> { "output" }; };
+    def.nameOutputs({ "output" });
     def.inferShape = inferFullyConnected;
     def.reference = makeReference;
     def.dnnl = makeDnnl;

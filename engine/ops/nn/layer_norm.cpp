@@ -224,7 +224,7 @@ void registerLayerNorm(OpRegistry& r)
     d.numOutputs = [](const OpParams&) { return 3; };
     d.numVisibleOutputs = [](const OpParams& p) { return paramsAs<LayerNormParams>(p).outputMeanVar ? 3 : 1; };
     d.inputNames = [](const OpParams&) { return std::vector<std::string> { "data", "gamma", "beta" }; };
-    d.outputNames = [](const OpParams&) { return std::vector<std::string> { "output", "mean", "std" }; };
+    d.nameOutputs({ "output", "mean", "std" });
     d.inferShape = inferLayerNorm;
     d.reference = [](const OpParams& p, std::span<const Shape> in, std::span<const Shape>) -> std::unique_ptr<Kernel> {
         return std::make_unique<LayerNormReference>(paramsAs<LayerNormParams>(p), in[0]);

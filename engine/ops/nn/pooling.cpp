@@ -2,7 +2,7 @@
 // spatial axes in NCW / NCHW / NCDHW layout, with MXNet's output-size conventions.
 
 #include "core/error.h"
-#include "ops/dnnl/dnnl_common.h"
+#include "ops/dnnl/blocked_pool.h"
 #include "ops/register_all.h"
 #include "ops/registry.h"
 
@@ -316,7 +316,10 @@ void backwardPooling(const BackwardArgs& a)
 
 // ---- oneDNN kernel ----------------------------------------------------------------------------
 
-// pooling_forward (inference) over plain tensors; Sum is oneDNN's average scaled back by the area.
+// pooling_forward (inference), on plain tensors or oneDNN's blocked layout (BlockedPoolKernel);
+// Sum is oneDNN's average scaled back by the area. oneDNN's max pooling drops NaN (its max of NaN
+// and a number is the number): when the input holds a NaN, the reference kernel, which propagates
+// it, computes the output instead; without one, the check costs one read of the input.
 std::unique_ptr<Kernel> poolingDnnlKernel(
     const PoolingParams& p, const Shape& data, const Shape& output, dnnl::algorithm alg)
 {
@@ -334,51 +337,16 @@ std::unique_ptr<Kernel> poolingDnnlKernel(
         padR.push_back(a.pad + std::max<int64_t>(0, (a.out - 1) * a.stride + a.kernel - a.in - 2 * a.pad));
         area *= static_cast<double>(a.kernel);
     }
-    const auto srcDesc = plainDesc(data);
-    const auto dstDesc = plainDesc(output);
-    const dnnl::pooling_forward::desc desc(
-        dnnl::prop_kind::forward_inference, alg, srcDesc, dstDesc, strides, kernel, padL, padR);
-    return std::make_unique<SrcDstKernel>(dnnl::pooling_forward(dnnl::pooling_forward::primitive_desc(desc, cpuEngine())),
-        srcDesc, dstDesc, p.poolType == PoolType::Sum ? static_cast<float>(area) : 1.0f);
+    auto make = [=](const dnnl::memory::desc& src, const dnnl::memory::desc& dst) -> dnnl::primitive {
+        const dnnl::pooling_forward::desc desc(
+            dnnl::prop_kind::forward_inference, alg, src, dst, strides, kernel, padL, padR);
+        return dnnl::pooling_forward(dnnl::pooling_forward::primitive_desc(desc, cpuEngine()));
+    };
+    std::unique_ptr<Kernel> nanFallback;
+    if (alg == dnnl::algorithm::pooling_max) nanFallback = std::make_unique<PoolingReferenceKernel>(p, data);
+    return std::make_unique<BlockedPoolKernel>(
+        make, data, output, p.poolType == PoolType::Sum ? static_cast<float>(area) : 1.0f, std::move(nanFallback));
 }
-
-// True when any of the n values is NaN: one vectorisable pass (no early exit inside a block).
-bool anyNan(const float* x, int64_t n)
-{
-    constexpr int64_t kBlock = 4096;
-    for (int64_t i = 0; i < n; i += kBlock) {
-        const int64_t end = std::min(n, i + kBlock);
-        int bad = 0;
-        for (int64_t k = i; k < end; ++k)
-            bad |= x[k] != x[k];
-        if (bad) return true;
-    }
-    return false;
-}
-
-// oneDNN's max pooling drops NaN (its max of NaN and a number is the number). When the input holds
-// a NaN, the reference kernel, which propagates it, computes the output instead; without one, the
-// check costs one read of the input.
-class NanPropagatingMaxPool final : public Kernel {
-public:
-    NanPropagatingMaxPool(std::unique_ptr<Kernel> fast, const PoolingParams& p, const Shape& data)
-        : m_fast(std::move(fast))
-        , m_reference(p, data)
-    {
-    }
-    void run(std::span<const Tensor* const> in, std::span<Tensor* const> out, RunContext& ctx) override
-    {
-        if (anyNan(in[0]->data(), in[0]->size()))
-            m_reference.run(in, out, ctx);
-        else
-            m_fast->run(in, out, ctx);
-    }
-    const char* backend() const override { return m_fast->backend(); }
-
-private:
-    std::unique_ptr<Kernel> m_fast;
-    PoolingReferenceKernel m_reference;
-};
 
 std::unique_ptr<Kernel> makePoolingDnnl(const OpParams& op, std::span<const Shape> in, std::span<const Shape> out)
 {
@@ -405,9 +373,7 @@ std::unique_ptr<Kernel> makePoolingDnnl(const OpParams& op, std::span<const Shap
         }
     }
     try {
-        std::unique_ptr<Kernel> k = poolingDnnlKernel(p, in[0], out[0], alg);
-        if (alg == dnnl::algorithm::pooling_max) return std::make_unique<NanPropagatingMaxPool>(std::move(k), p, in[0]);
-        return k;
+        return poolingDnnlKernel(p, in[0], out[0], alg);
     } catch (const dnnl::error&) {
         return nullptr; // a geometry this oneDNN build rejects: the reference kernel runs instead
     }
@@ -436,7 +402,7 @@ void registerPooling(OpRegistry& r)
     def.numInputs = [](const OpParams&) { return 1; };
     def.numOutputs = [](const OpParams&) { return 1; };
     def.inputNames = [](const OpParams&) { return std::vector<std::string> { "data" }; };
-    def.outputNames = [](const OpParams&) { return std::vector<std::string> { "output" }; };
+    def.nameOutputs({ "output" });
     def.inferShape = inferPooling;
     def.reference
         = [](const OpParams& op, std::span<const Shape> in, std::span<const Shape>) -> std::unique_ptr<Kernel> {

@@ -274,7 +274,7 @@ void registerSoftmax(OpRegistry& r)
         return paramsAs<SoftmaxParams>(op).useLength ? std::vector<std::string> { "data", "length" }
                                                      : std::vector<std::string> { "data" };
     };
-    softmax.outputNames = [](const OpParams&) { return std::vector<std::string> { "output" }; };
+    softmax.nameOutputs({ "output" });
     r.add(std::move(softmax));
 
     // MXNet registers input names for log_softmax but no output names (hence `<node>_0`).

@@ -194,7 +194,7 @@ template <class P, SoftmaxGeometry (*Geometry)(const P&, const Shape&)> OpDef so
 {
     OpDef def;
     def.numOutputs = [](const OpParams&) { return 1; };
-    def.outputNames = [](const OpParams&) { return std::vector<std::string> { "output" }; };
+    def.nameOutputs({ "output" });
     def.reference = [](const OpParams& op, std::span<const Shape> in, std::span<const Shape>) {
         return makeSoftmaxReferenceKernel(Geometry(paramsAs<P>(op), in[0]), 1.0f, false);
     };

@@ -408,7 +408,7 @@ void registerConcatSplit(OpRegistry& r)
             names.push_back(argName(static_cast<size_t>(i)));
         return names;
     };
-    concat.outputNames = [](const OpParams&) { return std::vector<std::string> { "output" }; };
+    concat.nameOutputs({ "output" });
     concat.inferShape = concatShape;
     concat.reference = makeConcatReference;
     concat.dnnl = makeConcatDnnl;
