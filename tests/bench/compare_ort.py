@@ -108,12 +108,12 @@ def main():
             m["unfused"] / m["ort_plain"], 100 * (m["unfused"] - m["fused"]) / m["unfused"]))
     sec += ["", "Fused (the default) folds BatchNorm, relu, clip (ReLU6) and residual adds into the convolutions "
             "(oneDNN post-ops; a clip is applied after the store, keeping NaN) and keeps each tensor that only "
-            "convolutions write and read in oneDNN's blocked layout between them (`--no-fuse`: every op its own "
+            "convolutions and poolings write and read in oneDNN's layout between them (MaxPool and "
+            "GlobalAveragePool run in the layout of the convolution before them; `--no-fuse`: every op its own "
             "kernel, every tensor plain); the transformer's matrix products take their bias and residual adds in "
             "their own kernel. Both keep each convolution's weights in oneDNN's layout from run to "
             "run, reordered again only when written (`Tensor::version`). What still separates opscope from ONNX "
-            "Runtime, per op in the profiler below: the first stage's input is converted from NCHW (MaxPool "
-            "writes it plain) and the last stage's output to NCHW (GlobalAveragePool reads it plain); "
+            "Runtime, per op in the profiler below: "
             "MobileNetV2's convolutions at 112×112 and its depthwise ones run far below the others, each clip "
             "is one more pass over its convolution's output, and the classifiers' Gemm runs on the reference "
             "kernel. Run to run, on this shared machine, these ratios move by several per cent.", ""]

@@ -45,23 +45,23 @@ BlockedPoolKernel::BlockedPoolKernel(
 {
     using tag = memory::format_tag;
     // Whole blocks only: a padded layout is larger than the tensor, which the executor's buffers
-    // are not.
-    if (data.ndim() == 4 && output.ndim() == 4 && data[1] == output[1]) {
-        for (const auto& [t, block] : { std::pair { tag::nChw16c, 16 }, std::pair { tag::nChw8c, 8 }, std::pair { tag::acdb, 1 } }) {
-            if (data[1] % block != 0) continue;
-            try {
-                m_make({ toDims(data), memory::data_type::f32, t }, { toDims(output), memory::data_type::f32, t });
-                m_tags.push_back(t);
-            } catch (const dnnl::error&) { // a format this build does not pool in
-            }
-        }
-    }
-    for (int side = 0; side < 2; ++side)
-        for (size_t i = 0; i < m_tags.size(); ++i) {
-            const int choice = static_cast<int>(side * m_tags.size() + i);
-            m_layouts.push_back(side == 0 ? nativeLayout(srcDesc(choice), srcDesc(-1)) : nativeLayout(dstDesc(choice), dstDesc(-1)));
-        }
+    // are not. Whether oneDNN pools in a format is found when it is chosen (chooseNative), so that
+    // a kernel made for one eager call makes one primitive.
+    if (data.ndim() == 4 && output.ndim() == 4 && data[1] == output[1])
+        for (const auto& [t, block] : { std::pair { tag::nChw16c, 16 }, std::pair { tag::nChw8c, 8 }, std::pair { tag::acdb, 1 } })
+            if (data[1] % block == 0) m_tags.push_back(t);
     build();
+}
+
+std::vector<NativeLayout> BlockedPoolKernel::nativeChoices() const
+{
+    if (m_layouts.empty()) // spelled out when the executor first asks (not for an eager call)
+        for (int side = 0; side < 2; ++side)
+            for (size_t i = 0; i < m_tags.size(); ++i) {
+                const int choice = static_cast<int>(side * m_tags.size() + i);
+                m_layouts.push_back(side == 0 ? nativeLayout(srcDesc(choice), srcDesc(-1)) : nativeLayout(dstDesc(choice), dstDesc(-1)));
+            }
+    return m_layouts;
 }
 
 memory::desc BlockedPoolKernel::srcDesc(int choice) const
@@ -78,17 +78,29 @@ memory::desc BlockedPoolKernel::dstDesc(int choice) const
 
 void BlockedPoolKernel::chooseNative(int input, int output)
 {
-    const int n = static_cast<int>(m_layouts.size());
+    const int n = static_cast<int>(nativeChoices().size());
     m_inChoice = input >= 0 && input < n ? input : -1;
     m_outChoice = output >= 0 && output < n ? output : -1;
-    m_src = m_dst = -1;
-    build();
+    if (m_inChoice >= 0) { // the primitive runs in its input's format (an output in another is reordered)
+        try {
+            m_make(srcDesc(m_inChoice), dstDesc(m_inChoice));
+        } catch (const dnnl::error&) { // not one this oneDNN pools in: plain
+            m_inChoice = -1;
+        }
+    }
+    if (m_src >= 0 || m_dst >= 0) {
+        m_src = m_dst = -1;
+        build();
+    }
 }
 
 void BlockedPoolKernel::setNative(std::span<const bool> inputs, bool output)
 {
-    m_src = !inputs.empty() && inputs[0] ? m_inChoice : -1;
-    m_dst = output ? m_outChoice : -1;
+    const int src = !inputs.empty() && inputs[0] ? m_inChoice : -1;
+    const int dst = output ? m_outChoice : -1;
+    if (src == m_src && dst == m_dst) return;
+    m_src = src;
+    m_dst = dst;
     build();
 }
 

@@ -30,7 +30,7 @@ public:
         std::unique_ptr<Kernel> nanFallback);
     void run(std::span<const Tensor* const> in, std::span<Tensor* const> out, RunContext& ctx) override;
     const char* backend() const override { return "dnnl"; }
-    std::vector<NativeLayout> nativeChoices() const override { return m_layouts; }
+    std::vector<NativeLayout> nativeChoices() const override;
     void chooseNative(int input, int output) override;
     NativeLayout nativeOutput() const override { return m_outChoice < 0 ? NativeLayout {} : m_layouts[static_cast<size_t>(m_outChoice)]; }
     NativeLayout nativeInput(size_t index) const override
@@ -50,7 +50,7 @@ private:
     float m_scale;
     std::unique_ptr<Kernel> m_nanFallback;
     std::vector<dnnl::memory::format_tag> m_tags; // the formats it runs in
-    std::vector<NativeLayout> m_layouts; // the input in each of m_tags, then the output in each
+    mutable std::vector<NativeLayout> m_layouts; // the input in each of m_tags, then the output in each (nativeChoices)
     int m_inChoice = -1, m_outChoice = -1; // chooseNative()
     int m_src = -1, m_dst = -1; // in use (setNative): a choice, or -1 for plain
     dnnl::primitive m_primitive;
