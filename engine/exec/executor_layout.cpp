@@ -1,5 +1,5 @@
 // The executor's layout pass: a tensor that only oneDNN kernels write and read (convolutions and
-// poolings), none of them watched, stays in their blocked layout (nChw16c and the like) from one to
+// poolings), none of them watched, stays in their layout (nChw16c, nhwc and the like) from one to
 // the next instead of being converted to plain and back around every one of them.
 
 #include "exec/executor.h"

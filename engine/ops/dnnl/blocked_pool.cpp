@@ -20,8 +20,7 @@ void reorderBuffers(const memory::desc& fromDesc, const void* from, const memory
     s.wait();
 }
 
-} // namespace
-
+// True when any of the n values is NaN: one vectorisable pass (no early exit inside a block).
 bool anyNan(const float* x, int64_t n)
 {
     constexpr int64_t kBlock = 4096;
@@ -34,6 +33,8 @@ bool anyNan(const float* x, int64_t n)
     }
     return false;
 }
+
+} // namespace
 
 BlockedPoolKernel::BlockedPoolKernel(
     PoolPrimitiveMaker make, const Shape& data, const Shape& output, float scale, std::unique_ptr<Kernel> nanFallback)

@@ -13,9 +13,6 @@ namespace opscope::dnnlutil {
 /// Makes a pooling primitive from `src` to `dst` (the two of the same format).
 using PoolPrimitiveMaker = std::function<dnnl::primitive(const dnnl::memory::desc& src, const dnnl::memory::desc& dst)>;
 
-/// True when any of the n values is NaN: one vectorisable pass (no early exit inside a block).
-bool anyNan(const float* x, int64_t n);
-
 /// A oneDNN pooling (one tensor in, one out) that runs on plain tensors and, between kernels that
 /// keep a tensor in one of oneDNN's layouts (Kernel::nativeChoices), in theirs: nChw16c, nChw8c
 /// (whole blocks of channels only) or nhwc, on a 4-D tensor. The primitive runs in its input's

@@ -5,7 +5,6 @@
 #include "ops/onnx/activation_values.h"
 
 #include <algorithm>
-#include <cstddef>
 #include <cmath>
 
 namespace opscope::onnx_ops {
@@ -95,29 +94,15 @@ void MatrixEpilogue::apply(Tensor& out, std::span<const Tensor* const> extra)
     }
 }
 
-namespace {
-
-bool overlaps(const TensorView& a, const TensorView& b)
-{
-    const auto* pa = static_cast<const std::byte*>(a.raw());
-    const auto* pb = static_cast<const std::byte*>(b.raw());
-    return pa && pb && pa < pb + b.bytes() && pb < pa + a.bytes();
-}
-
-} // namespace
-
 std::span<const Tensor* const> MatrixEpilogue::apart(const Tensor& out, std::span<const Tensor* const> extra)
 {
-    const TensorView o = out.view();
-    bool shared = false;
-    for (const Tensor* t : extra)
-        shared = shared || overlaps(t->view(), o);
-    if (!shared) return extra;
+    if (std::none_of(extra.begin(), extra.end(), [&out](const Tensor* t) { return t->sharesStorageWith(out); }))
+        return extra;
     m_copies.clear();
     m_copies.reserve(extra.size());
     m_apart.assign(extra.begin(), extra.end());
     for (const Tensor*& t : m_apart)
-        if (overlaps(t->view(), o)) t = &m_copies.emplace_back(t->copy());
+        if (t->sharesStorageWith(out)) t = &m_copies.emplace_back(t->copy());
     return m_apart;
 }
 

@@ -25,7 +25,7 @@ public:
     /// `extra` in list order: a bias of that many elements, a residual of out's size, a clip's
     /// scalar bounds. Throws ShapeError or TypeError naming what does not fit.
     void apply(Tensor& out, std::span<const Tensor* const> extra);
-    /// `extra` with each input that shares bytes with `out` replaced by a copy taken now, before
+    /// `extra` with each input that shares storage with `out` replaced by a copy taken now, before
     /// the product writes `out`: a caller may feed a previous run's output buffer back as the
     /// residual (static_alloc reuses it), and the product would overwrite it before it is read.
     std::span<const Tensor* const> apart(const Tensor& out, std::span<const Tensor* const> extra);
@@ -39,7 +39,7 @@ private:
     };
     std::vector<PostOp> m_ops;
     std::vector<Step> m_steps; // one per post-op, sized by set()
-    std::vector<Tensor> m_copies; // apart(): inputs in the output's bytes, copied
+    std::vector<Tensor> m_copies; // apart(): inputs in the output's storage, copied
     std::vector<const Tensor*> m_apart;
     size_t m_extra = 0;
 };
