@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <map>
 #include <ostream>
+#include <set>
 
 namespace opscope::cli {
 
@@ -109,6 +110,15 @@ BenchFigures summarize(const Executor& executor, const RunProfile& first, const 
         f.ops.push_back(std::move(o));
     }
     std::stable_sort(f.ops.begin(), f.ops.end(), [](const OpFigures& a, const OpFigures& b) { return a.selfMs > b.selfMs; });
+    std::set<int64_t> buffers;
+    for (uint32_t e = 0; e < executor.entryShapes().size(); ++e) {
+        if (executor.sharedBuffer(e) < 0) continue;
+        ++f.sharedTensors;
+        buffers.insert(executor.sharedBuffer(e));
+        f.unsharedBytes += executor.entryShapes()[e].size() * static_cast<int64_t>(dtypeSize(executor.entryTypes()[e]));
+    }
+    f.sharedBuffers = static_cast<int>(buffers.size());
+    f.sharedBytes = executor.sharedBufferBytes();
     return f;
 }
 
@@ -129,6 +139,10 @@ void printTable(std::ostream& out, const BenchFigures& f)
     out << "\n";
     if (f.nativeTensors > 0)
         out << f.nativeTensors << " tensors stay in oneDNN's blocked layout from the kernel that writes them to those that read them\n";
+    if (f.sharedTensors > 0)
+        out << f.sharedTensors << " tensors nobody watches share " << f.sharedBuffers << " buffers: "
+            << fixed(static_cast<double>(f.sharedBytes) / 1e6, 1) << " MB instead of "
+            << fixed(static_cast<double>(f.unsharedBytes) / 1e6, 1) << " MB\n";
     out << "\n";
     size_t opWidth = 22; // a fused group's label may be longer
     for (const OpFigures& o : f.ops)
@@ -167,6 +181,10 @@ nlohmann::json toJson(const BenchFigures& f)
     j["ops_ms"] = f.opsMs;
     j["observers_ms"] = f.observerMs;
     j["native_tensors"] = f.nativeTensors;
+    j["shared_tensors"] = f.sharedTensors;
+    j["shared_buffers"] = f.sharedBuffers;
+    j["shared_buffer_bytes"] = f.sharedBytes;
+    j["unshared_bytes"] = f.unsharedBytes;
     nlohmann::json ops = nlohmann::json::array();
     for (const OpFigures& o : f.ops) {
         nlohmann::json op;

@@ -43,6 +43,10 @@ struct BenchFigures {
     double opsMs = 0; ///< the sum of the ops' median self times
     double observerMs = 0; ///< the sum of their median observer times
     int nativeTensors = 0; ///< tensors kept in a kernel's own layout between kernels
+    /// Tensors that share buffers with others whose lives do not overlap (Executor::sharedBuffer),
+    /// how many buffers they share, their bytes, and the bytes they would take with one each.
+    int sharedTensors = 0, sharedBuffers = 0;
+    int64_t sharedBytes = 0, unsharedBytes = 0;
     std::vector<OpFigures> ops; ///< slowest first
 };
 

@@ -71,7 +71,7 @@ void Executor::recomputeWants()
         s.wants = m;
         m_anyWants = m_anyWants || m != PhaseMask::None;
     }
-    m_fusionDirty = !m_candidates.empty() || !m_layoutSteps.empty() || !m_layoutWatched.empty();
+    m_fusionDirty = !m_candidates.empty() || !m_layoutSteps.empty() || !m_layoutWatched.empty() || !m_storageSteps.empty();
 }
 
 int64_t Executor::prepareNs(uint32_t nodeId) const
@@ -116,6 +116,9 @@ void Executor::plan(std::span<const Tensor> variables)
     m_layoutSteps.clear();
     m_layoutWatched.clear();
     m_nativeEntries.clear();
+    m_storageSteps.clear();
+    m_storageSlot.clear();
+    m_slotElements.clear();
     m_kernels.clear();
     m_inPtrs.clear();
     m_inEntries.clear();
@@ -303,6 +306,8 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
             const int64_t planBegin = prof ? nowNs() : 0;
             plan(variables);
             if (prof) prof->planNs = nowNs() - planBegin;
+        } else if (storageStale()) {
+            m_buffersReady = false; // a tensor now seen gets a buffer of its own
         }
     }
     if (prof) prof->steps.reserve(m_steps.size());
@@ -313,19 +318,7 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
     const bool keep = m_flags.static_alloc;
     if (!keep || !m_buffersReady) {
         if (keep) {
-            for (const Step& s : m_steps) {
-                try {
-                    for (uint32_t k = 0; k < s.outCount; ++k)
-                        m_values[s.outBegin + k] = Tensor(m_shapes[s.outBegin + k], m_types[s.outBegin + k]);
-                } catch (const ResourceError& e) {
-                    for (const Step& t : m_steps) // what was allocated goes, so a retry starts clean
-                        for (uint32_t k = 0; k < t.outCount; ++k)
-                            m_values[t.outBegin + k] = Tensor();
-                    throw ResourceError(g.describe(s.node) + ": " + e.what());
-                }
-            }
-            m_buffersReady = true;
-            m_viewsReady = false;
+            allocateBuffers();
         } else {
             std::copy(m_useCount.begin(), m_useCount.end(), m_remaining.begin());
         }

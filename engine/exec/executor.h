@@ -111,6 +111,15 @@ public:
     /// Bytes of the plan's tensors at their peak (checked against memoryLimit() when planning;
     /// ResourceError names the node where a plan that does not fit peaks).
     int64_t plannedPeakBytes() const { return m_peakBytes; }
+    /// With static_alloc and fuse, the buffer entry `entryId` shares with the other entries given
+    /// the same number (their lives do not overlap; none of them is seen by an observer, a graph
+    /// output or a variable), or -1 when it has a buffer of its own. Known after the first run.
+    int64_t sharedBuffer(uint32_t entryId) const
+    {
+        return entryId < m_storageSlot.size() ? m_storageSlot[entryId] : -1;
+    }
+    /// Bytes of the buffers the entries share (0 when none do).
+    int64_t sharedBufferBytes() const;
 
 private:
     void plan(std::span<const Tensor> variables);
@@ -118,6 +127,10 @@ private:
     void fuse();
     bool fusionStale() const;
     void checkPlanFits();
+    // With static_alloc: which tensors share buffers (exec/executor_storage.cpp), then the buffers.
+    void planStorage();
+    bool storageStale() const;
+    void allocateBuffers();
     bool notify(uint32_t stepIndex, OpPhase phase);
 
     std::shared_ptr<const Graph> m_graph;
@@ -174,6 +187,9 @@ private:
     std::vector<uint32_t> m_layoutSteps; // the steps that write or read them
     std::vector<uint32_t> m_layoutWatched; // steps that would, were they not watched
     std::vector<const Tensor*> m_fusedInPtrs;
+    std::vector<int64_t> m_storageSlot; // by entry id: the shared buffer it lives in, -1 its own
+    std::vector<int64_t> m_slotElements; // float32 elements of each shared buffer
+    std::vector<uint32_t> m_storageSteps; // steps that write or read a shared buffer
     std::deque<Tensor> m_foldTensors; // scale and shift of folded normalisations (stable addresses)
     bool m_runTraining = false; // the run being planned trains (RunContext::training)
     bool m_planTraining = false; // ... when the plan fused

@@ -95,6 +95,11 @@ TEST(FusionCli, BenchNamesTheFusedGroups)
     ASSERT_EQ(r.status, 0) << lastStderr();
     const nlohmann::json f = readJson(dir / "f.json");
     EXPECT_TRUE(f.at("fuse").get<bool>());
+    // Tensors nobody watches share buffers whatever the kernels: fewer bytes than one buffer each.
+    EXPECT_GT(f.at("shared_tensors").get<int>(), f.at("shared_buffers").get<int>()) << f.dump();
+    EXPECT_GT(f.at("shared_buffer_bytes").get<int64_t>(), 0);
+    EXPECT_LT(f.at("shared_buffer_bytes").get<int64_t>(), f.at("unshared_bytes").get<int64_t>());
+    EXPECT_NE(r.out.find(" tensors nobody watches share "), std::string::npos) << r.out;
     std::set<std::string> nodes;
     bool anyFused = false;
     for (const auto& op : f.at("ops")) {
@@ -114,6 +119,8 @@ TEST(FusionCli, BenchNamesTheFusedGroups)
     ASSERT_EQ(plain.status, 0) << lastStderr();
     const nlohmann::json p = readJson(dir / "p.json");
     EXPECT_FALSE(p.at("fuse").get<bool>());
+    EXPECT_EQ(p.at("shared_tensors"), 0) << "without fusion every tensor has a buffer of its own";
+    EXPECT_EQ(p.at("shared_buffer_bytes"), 0);
     EXPECT_EQ(p.at("ops").size(), f.at("ops").size() + 1) << "the relu runs on its own";
 }
 
