@@ -25,11 +25,13 @@ struct ExecFlags {
     /// post-ops (MXNet's MKLDNN subgraph backend did the same): into a convolution or a fully
     /// connected layer, the chain of nodes that alone read its output: an inference BatchNorm
     /// (per-channel scale and shift), an add of a residual ready before it, relu, sigmoid, tanh,
-    /// gelu and clip (a clip after the store, keeping NaN; exec/fusion_rules.h).
+    /// gelu and clip (a clip keeping NaN: after the store, or inside oneDNN's primitive on a run
+    /// whose product cannot be NaN; exec/fusion_rules.h).
     /// A node an observer wants is never fused away: its inputs and outputs exist as without fusion.
     /// Then, with fuse: a tensor only oneDNN convolutions and poolings write and read, none of
     /// them watched, stays in their layout (nChw16c, nhwc…) between them instead of being
-    /// converted to plain.
+    /// converted to plain. And float32 tensors nobody watches share buffers once dead
+    /// (Executor::sharedBuffer), as MXNet's static memory plan does.
     bool fuse = true;
 };
 

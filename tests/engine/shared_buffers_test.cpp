@@ -57,7 +57,9 @@ void expectNoStepReadsItsOwnBuffer(const Executor& e)
         std::set<int64_t> distinct;
         for (uint32_t k = 0; k < static_cast<uint32_t>(n.numOutputs); ++k) {
             const int64_t b = e.sharedBuffer(g.entryId(id, k));
-            if (b >= 0) EXPECT_TRUE(distinct.insert(b).second) << n.name << " writes two outputs into one buffer";
+            if (b >= 0) {
+                EXPECT_TRUE(distinct.insert(b).second) << n.name << " writes two outputs into one buffer";
+            }
         }
     }
 }
@@ -176,7 +178,8 @@ TEST(SharedBuffers, ConvolutionsWithFusedResidualsShareWithTheSameValues)
     // tensor conv2's step writes never takes its buffer.
     const uint32_t conv2Writes = shared.fusedWith(idOf(g, "conv2")).empty() ? outputOf(g, "conv2")
                                                                               : g.entryId(shared.fusedWith(idOf(g, "conv2")).back(), 0);
-    if (shared.sharedBuffer(outputOf(g, "relu1")) >= 0)
+    if (shared.sharedBuffer(outputOf(g, "relu1")) >= 0) {
         EXPECT_NE(shared.sharedBuffer(conv2Writes), shared.sharedBuffer(outputOf(g, "relu1")));
+    }
     EXPECT_GT(shared.sharedBufferBytes(), 0);
 }

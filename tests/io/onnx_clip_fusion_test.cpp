@@ -151,3 +151,43 @@ TEST(OnnxClipFusion, AWatchedClipWithInputBoundsSeesItsInputsAsUnfused)
     EXPECT_TRUE(test::tensorsNear(watched.output, unfused.output, 1e-6f, 1e-5f));
     EXPECT_TRUE(test::tensorsNear(got, expected, 1e-6f, 1e-5f));
 }
+
+TEST(OnnxClipFusion, AClipRunsInsideTheConvolutionOnlyOnRunsWhoseProductCannotBeNaN)
+{
+    // A clip left after the store keeps NaN; oneDNN's clip post-op would turn it into the lower
+    // bound. The convolution applies the clip inside its primitive on runs whose every input value
+    // is finite and small enough that no sum overflows (dnnlutil::FiniteInput), and after the store
+    // otherwise: runs alternate between the two, and each gives the unfused values.
+    OnnxGraph b = build("conv_clip_inputs.onnx", { Shape({ 1, 8, 12, 12 }), Shape::scalar(), Shape::scalar() });
+    const auto g = std::make_shared<Graph>(b.graph);
+    const Tensor finite = Tensor::uniform(Shape({ 1, 8, 12, 12 }), -3, 3);
+    Tensor oneNaN = finite.copy();
+    oneNaN.at(2 * 144 + 5 * 12 + 6) = std::numeric_limits<float>::quiet_NaN(); // channel 2, inside
+    // Finite, but the sums overflow: +inf or -inf (a bound either way), or NaN where a kernel adds
+    // partial sums of both signs.
+    const Tensor huge = Tensor::uniform(Shape({ 1, 8, 12, 12 }), -3e38f, 3e38f);
+    Executor plain(g, staticFlags(false));
+    Executor fused(g, staticFlags(true));
+    struct Run {
+        const Tensor* x;
+        float lo, hi;
+        int nans;
+    };
+    const Run runs[] = { { &finite, 0.0f, 6.0f, 0 }, { &oneNaN, 0.0f, 6.0f, 16 * 9 }, { &finite, -0.1f, 0.2f, 0 },
+        { &huge, -1.0f, 1.0f, -1 }, { &oneNaN, -0.1f, 0.2f, 16 * 9 }, { &finite, 0.0f, 6.0f, 0 } };
+    for (const Run& r : runs) {
+        SCOPED_TRACE((r.x == &huge ? "huge, " : r.x == &oneNaN ? "a NaN, " : "finite, ") + std::to_string(r.lo));
+        const std::vector<Tensor> in = variables(b, { { "x", *r.x }, { "lo", scalar(r.lo) }, { "hi", scalar(r.hi) } });
+        const Tensor expected = plain.run(in).outputs.at(0).copy();
+        const Tensor got = fused.run(in).outputs.at(0).copy();
+        EXPECT_TRUE(test::tensorsNear(got, expected, 1e-6f, 1e-5f));
+        int nans = 0;
+        for (float v : got.view().values())
+            nans += std::isnan(v) ? 1 : 0;
+        if (r.nans >= 0) {
+            EXPECT_EQ(nans, r.nans) << "the NaN reaches the 3x3 outputs around it in every channel";
+        }
+    }
+    if (fused.kernelBackends()[idOf(*g, "conv1")] != "dnnl") GTEST_SKIP() << "oneDNN runs no convolution here: nothing fused";
+    EXPECT_EQ(fusedNames(fused, *g, "conv1"), (std::vector<std::string> { "clip1" }));
+}

@@ -28,8 +28,27 @@ void PostOpList::set(std::span<const PostOp> ops, int outputRank, int64_t channe
     if (m_ops.empty()) return;
     Shape channel(std::vector<int64_t>(static_cast<size_t>(outputRank), 1));
     channel[1] = channels;
-    const dnnl::memory::desc perChannel = plainDesc(channel);
-    const auto eltwise = [](PostOp::Kind k) {
+    m_perChannel = plainDesc(channel);
+    const size_t count = m_ops.size() - (m_own ? 1 : 0);
+    // Where each per-channel operand sits in the list: one post-op per op, two for an Affine.
+    int position = 0;
+    for (const PostOp& op : std::span<const PostOp>(m_ops).first(count)) {
+        m_sum = m_sum || op.kind == PostOp::Kind::Sum;
+        if (op.kind != PostOp::Kind::Affine) {
+            ++position;
+            continue;
+        }
+        for (int k = 0; k < 2; ++k) {
+            m_binaryArgs.push_back(DNNL_ARG_ATTR_MULTIPLE_POST_OP(position++) | DNNL_ARG_SRC_1);
+            m_binaryMemory.push_back(dnnl::memory(m_perChannel, cpuEngine(), DNNL_MEMORY_NONE));
+        }
+    }
+    m_attr.set_post_ops(build(count));
+}
+
+namespace {
+    dnnl::algorithm eltwise(PostOp::Kind k)
+    {
         switch (k) {
         case PostOp::Kind::Sigmoid:
             return dnnl::algorithm::eltwise_logistic;
@@ -42,23 +61,50 @@ void PostOpList::set(std::span<const PostOp> ops, int outputRank, int64_t channe
         default:
             return dnnl::algorithm::eltwise_relu;
         }
-    };
-    dnnl::post_ops list;
-    for (const PostOp& op : std::span<const PostOp>(m_ops).first(m_ops.size() - (m_own ? 1 : 0))) {
-        if (op.kind == PostOp::Kind::Sum) {
-            list.append_sum(1.0f);
-            m_sum = true;
-        } else if (op.kind == PostOp::Kind::Affine) {
-            for (auto alg : { dnnl::algorithm::binary_mul, dnnl::algorithm::binary_add }) {
-                m_binaryArgs.push_back(DNNL_ARG_ATTR_MULTIPLE_POST_OP(list.len()) | DNNL_ARG_SRC_1);
-                list.append_binary(alg, perChannel);
-                m_binaryMemory.push_back(dnnl::memory(perChannel, cpuEngine(), DNNL_MEMORY_NONE));
-            }
-        } else {
-            list.append_eltwise(1.0f, eltwise(op.kind), op.lo, op.hi);
-        }
     }
-    m_attr.set_post_ops(list);
+}
+
+dnnl::post_ops PostOpList::build(size_t count) const
+{
+    dnnl::post_ops list;
+    for (const PostOp& op : std::span<const PostOp>(m_ops).first(count)) {
+        if (op.kind == PostOp::Kind::Sum)
+            list.append_sum(1.0f);
+        else if (op.kind == PostOp::Kind::Affine)
+            for (auto alg : { dnnl::algorithm::binary_mul, dnnl::algorithm::binary_add })
+                list.append_binary(alg, m_perChannel);
+        else
+            list.append_eltwise(1.0f, eltwise(op.kind), op.lo, op.hi);
+    }
+    return list;
+}
+
+bool PostOpList::finishesFinite() const
+{
+    if (!m_own) return false;
+    const auto finiteOnFinite = [](const PostOp& o) {
+        return o.kind == PostOp::Kind::Relu || o.kind == PostOp::Kind::Sigmoid || o.kind == PostOp::Kind::Tanh;
+    };
+    const PostOp& last = m_ops.back();
+    return (last.kind == PostOp::Kind::Relu || last.kind == PostOp::Kind::Clip)
+        && std::all_of(m_ops.begin(), m_ops.end() - 1, finiteOnFinite);
+}
+
+std::pair<float, float> PostOpList::finishBounds() const
+{
+    const PostOp& op = m_ops.back();
+    if (op.kind != PostOp::Kind::Clip) return { 0.0f, 0.0f };
+    return { m_clipLo ? m_clipLo->view().data()[0] : op.lo, m_clipHi ? m_clipHi->view().data()[0] : op.hi };
+}
+
+dnnl::primitive_attr PostOpList::attrWithFinish(std::pair<float, float> bounds) const
+{
+    dnnl::post_ops list = build(m_ops.size() - 1);
+    const PostOp& op = m_ops.back();
+    list.append_eltwise(1.0f, eltwise(op.kind), op.kind == PostOp::Kind::Clip ? bounds.first : 0.0f, bounds.second);
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(list);
+    return attr;
 }
 
 void PostOpList::addArgs(std::unordered_map<int, dnnl::memory>& args) const

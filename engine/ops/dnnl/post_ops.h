@@ -7,6 +7,7 @@
 
 #include <span>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -16,7 +17,8 @@ namespace opscope::dnnlutil {
 /// The list a kernel was given, as the attribute its primitive is made with and the arguments it
 /// runs with. A folded normalisation (Affine) is a binary multiply then add by (1, C, 1…) operands;
 /// a NaN-keeping relu or clip (only last) is left to finish(), after the output is stored, because
-/// oneDNN's relu and clip post-ops turn NaN into 0 or a bound.
+/// oneDNN's relu and clip post-ops turn NaN into 0 or a bound (a convolution runs it inside its
+/// primitive on runs whose product is finite: attrWithFinish, dnnlutil::FiniteInput).
 class PostOpList {
 public:
     /// At most one sum (its residual goes into the destination before the run) and a NaN-keeping
@@ -42,8 +44,21 @@ public:
     /// lo <= hi, MXNet's clip).
     void finish(Tensor& out) const;
 
+    /// Whether the op left to finish() gives oneDNN's result on every finite value it may see: a
+    /// NaN-keeping relu, or clip with lo <= hi, after only relu, sigmoid or tanh (each finite on
+    /// finite values). Then, on a run whose product is finite, it may run inside the primitive.
+    bool finishesFinite() const;
+    /// The bounds of the clip left to finish() at this run (after bind()); a relu's are (0, 0).
+    std::pair<float, float> finishBounds() const;
+    /// The attribute with the op left to finish() as oneDNN's post-op, with these bounds.
+    dnnl::primitive_attr attrWithFinish(std::pair<float, float> bounds) const;
+
 private:
+    // The first `count` ops as oneDNN's list.
+    dnnl::post_ops build(size_t count) const;
+
     std::vector<PostOp> m_ops;
+    dnnl::memory::desc m_perChannel; // an Affine's operands: (1, C, 1…)
     dnnl::primitive_attr m_attr;
     bool m_sum = false, m_own = false; // m_own: the last op is left to finish()
     const Tensor* m_clipLo = nullptr; // a clip's bounds read at each run (PostOp::boundInputs)

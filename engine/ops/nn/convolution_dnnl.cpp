@@ -1,11 +1,14 @@
 #include "ops/dnnl/dnnl_common.h"
+#include "ops/dnnl/finite_input.h"
 #include "ops/dnnl/post_ops.h"
 #include "ops/nn/channels_last.h"
 #include "ops/nn/convolution.h"
 
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <unordered_map>
+#include <utility>
 
 namespace opscope {
 
@@ -188,6 +191,14 @@ public:
                     anyFormat(dstPlain), strides, dilates, pads, pads),
                 attr, dnnlutil::cpuEngine());
         m_conv = dnnl::convolution_forward(pd);
+        // The same convolution in the formats chosen, for a primitive that also applies the op left
+        // to finish() (made when a run first can).
+        m_exact = p.noBias ? dnnl::convolution_forward::desc(kind, algo, pd.src_desc(), pd.weights_desc(), pd.dst_desc(),
+                                 strides, dilates, pads, pads)
+                           : dnnl::convolution_forward::desc(kind, algo, pd.src_desc(), pd.weights_desc(), biasPlain,
+                                 pd.dst_desc(), strides, dilates, pads, pads);
+        m_finishing = {};
+        m_finishingMade = m_finishingOk = false;
         m_srcLayout = dnnlutil::nativeLayout(pd.src_desc(), srcPlain);
         m_dstLayout = dnnlutil::nativeLayout(pd.dst_desc(), dstPlain);
         m_src = std::make_unique<Port>(srcPlain, pd.src_desc(), true, nullptr, m_nativeSrc);
@@ -212,7 +223,7 @@ public:
         dnnl::stream& s = dnnlutil::threadStream();
         m_src->bind(in[0]->data());
         m_dst->bind(out[0]->data());
-        if (m_bias) m_bias.set_data_handle(in[2]->data());
+        if (m_bias) m_bias.set_data_handle(const_cast<float*>(in[2]->view().data())); // only read
         m_src->convert(s);
         // What the post-ops read comes after the kernel's own inputs.
         const Tensor* residual = m_post.bind(in, m_params.noBias ? 2 : 3);
@@ -240,11 +251,12 @@ public:
                 m_weightsFrom = w;
             }
         }
-        m_conv.execute(s, m_convArgs);
+        const bool inside = finishesInside(in, *out[0]);
+        (inside ? m_finishing : m_conv).execute(s, m_convArgs);
         s.wait();
         m_dst->convert(s);
         s.wait();
-        m_post.finish(*out[0]);
+        if (!inside) m_post.finish(*out[0]);
     }
 
     const char* backend() const override { return "dnnl"; }
@@ -252,10 +264,40 @@ public:
 private:
     int residualIndex() const { return m_post.residualIndex(m_params.noBias ? 2 : 3); }
 
+    // A NaN-keeping clip or relu left to finish() runs as oneDNN's post-op inside the primitive
+    // when this run's product cannot be NaN or infinite (every input value finite and within the
+    // weights' bound: dnnlutil::FiniteInput): on finite values both give the same numbers, and the
+    // pass over the output is saved. Checked when reading the input costs less than that pass.
+    bool finishesInside(std::span<const Tensor* const> in, const Tensor& out)
+    {
+        if (!m_post.finishesFinite() || in[0]->size() > 2 * out.size()) return false;
+        const std::pair<float, float> bounds = m_post.finishBounds();
+        if (!(bounds.first <= bounds.second)) return false; // oneDNN clips in another order then
+        m_finite.update(*in[1], m_params.noBias ? nullptr : in[2]);
+        if (!m_finite.holds(in[0]->view().data(), in[0]->size())) return false;
+        if (!m_finishingMade || bounds != m_finishingBounds) {
+            m_finishingMade = true;
+            m_finishingBounds = bounds;
+            m_finishingOk = false;
+            try {
+                m_finishing = dnnl::convolution_forward(dnnl::convolution_forward::primitive_desc(
+                    *m_exact, m_post.attrWithFinish(bounds), dnnlutil::cpuEngine()));
+                m_finishingOk = true;
+            } catch (const dnnl::error&) { // no implementation with it: finish() stays
+            }
+        }
+        return m_finishingOk;
+    }
+
     ConvolutionParams m_params;
     Shape m_data, m_output;
     dnnlutil::PostOpList m_post;
     dnnl::convolution_forward m_conv;
+    std::optional<dnnl::convolution_forward::desc> m_exact; // m_conv's, with its formats
+    dnnl::convolution_forward m_finishing; // m_conv with the op left to finish() inside
+    std::pair<float, float> m_finishingBounds;
+    bool m_finishingMade = false, m_finishingOk = false;
+    dnnlutil::FiniteInput m_finite;
     std::unique_ptr<Port> m_src, m_weights, m_dst, m_residual;
     memory m_bias;
     std::unordered_map<int, memory> m_convArgs;

@@ -1,0 +1,71 @@
+#include "ops/dnnl/finite_input.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace opscope::dnnlutil {
+
+void FiniteInput::update(const Tensor& weights, const Tensor* bias)
+{
+    const float* w = weights.view().data(); // only read: data() would count as a write
+    const float* b = bias ? bias->view().data() : nullptr;
+    const uint64_t wv = weights.version(), bv = bias ? bias->version() : 0;
+    bool changed = false;
+    if (w != m_weightsFrom || wv != m_weightsVersion) {
+        m_weightsFrom = w;
+        m_weightsVersion = wv;
+        const int64_t rows = weights.ndim() > 0 ? weights.shape()[0] : 1;
+        const int64_t row = rows > 0 ? weights.size() / rows : 0;
+        m_rowSum = 0;
+        m_weightsFinite = true;
+        for (int64_t o = 0; o < rows; ++o) {
+            double s = 0;
+            for (int64_t j = 0; j < row; ++j) {
+                const float v = w[o * row + j];
+                m_weightsFinite = m_weightsFinite && std::isfinite(v);
+                s += std::fabs(static_cast<double>(v));
+            }
+            m_rowSum = std::max(m_rowSum, s);
+        }
+        changed = true;
+    }
+    if (b != m_biasFrom || bv != m_biasVersion) {
+        m_biasFrom = b;
+        m_biasVersion = bv;
+        m_biasMax = 0;
+        m_biasFinite = true;
+        for (int64_t o = 0; b && o < bias->size(); ++o) {
+            m_biasFinite = m_biasFinite && std::isfinite(b[o]);
+            m_biasMax = std::max(m_biasMax, std::fabs(static_cast<double>(b[o])));
+        }
+        changed = true;
+    }
+    if (!changed) return;
+    constexpr double ceiling = std::numeric_limits<float>::max() / 4.0;
+    constexpr double largest = std::numeric_limits<float>::max();
+    if (!m_weightsFinite || !m_biasFinite || m_biasMax >= ceiling) {
+        m_limit = -1.0f;
+        return;
+    }
+    // Inside the largest float, so that an infinite input never passes.
+    m_limit = static_cast<float>(m_rowSum > 0 ? std::min(largest, (ceiling - m_biasMax) / m_rowSum) : largest);
+}
+
+bool FiniteInput::holds(const float* x, int64_t n) const
+{
+    if (m_limit < 0) return false;
+    const float limit = m_limit;
+    // In blocks, so a failing input stops early and each block vectorises (NaN fails the compare).
+    constexpr int64_t block = 4096;
+    for (int64_t begin = 0; begin < n; begin += block) {
+        const int64_t end = std::min(n, begin + block);
+        int outside = 0;
+        for (int64_t i = begin; i < end; ++i)
+            outside |= !(std::fabs(x[i]) <= limit);
+        if (outside) return false;
+    }
+    return true;
+}
+
+} // namespace opscope::dnnlutil
