@@ -185,6 +185,7 @@ private:
     // After fuse(): which tensors stay in the native layout of the kernels around them.
     void keepNativeLayouts();
     void followNeighbours(const std::vector<std::vector<std::pair<uint32_t, uint32_t>>>& readersOf);
+    void offerReadersLayout(const std::vector<std::vector<std::pair<uint32_t, uint32_t>>>& readersOf);
     std::vector<bool> m_nativeEntries; // by entry id
     std::vector<uint32_t> m_layoutSteps; // the steps that write or read them
     std::vector<uint32_t> m_layoutWatched; // steps that would, were they not watched

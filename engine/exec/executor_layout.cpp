@@ -31,6 +31,7 @@ void Executor::keepNativeLayouts()
                 readersOf[static_cast<size_t>(in[k] - first)].emplace_back(static_cast<uint32_t>(r), static_cast<uint32_t>(k));
     }
     followNeighbours(readersOf);
+    offerReadersLayout(readersOf);
     struct Decision {
         std::unique_ptr<bool[]> inputs; // by input slot, when any
         size_t count = 0;
@@ -118,6 +119,26 @@ void Executor::followNeighbours(const std::vector<std::vector<std::pair<uint32_t
                     out = -1;
         }
         s.kernel->chooseNative(in, out);
+    }
+}
+
+void Executor::offerReadersLayout(const std::vector<std::vector<std::pair<uint32_t, uint32_t>>>& readersOf)
+{
+    // A kernel whose readers all read one native layout other than the one it computes in (the
+    // stem convolution's nChw16c before depthwise convolutions in nhwc) converts its output into
+    // theirs, where it can: one reorder instead of one into plain and another out of it. Whether the
+    // tensor stays in that layout is decided after, as for any (nobody watching, every use a kernel).
+    for (Step& w : m_steps) {
+        if (w.absorbed || w.outCount != 1 || !w.kernel->nativeChoices().empty()) continue;
+        const NativeLayout own = w.kernel->nativeOutput();
+        const auto& readers = readersOf[w.runOut];
+        if (own.plain() || readers.empty() || readers.size() != m_useCount[w.runOut]) continue;
+        const NativeLayout wanted = m_steps[readers.front().first].kernel->nativeInput(readers.front().second);
+        if (wanted.plain() || wanted.key == own.key) continue;
+        bool same = true;
+        for (const auto& [r, k] : readers)
+            same = same && m_steps[r].kernel->nativeInput(k).key == wanted.key;
+        if (same) w.kernel->outputIn(wanted);
     }
 }
 

@@ -104,6 +104,11 @@ public:
     /// Makes nativeInput(0) and nativeOutput() the choices `input` and `output` (indexes into
     /// nativeChoices(); -1: plain), asked before setNative() decides whether they are used.
     virtual void chooseNative(int /*input*/, int /*output*/) {}
+    /// Asked when every reader of its first output reads `layout`, a native layout other than
+    /// nativeOutput(): whether it can convert its output into that layout (one oneDNN reorder)
+    /// instead of into plain. When it returns true, nativeOutput() is `layout` from then on and
+    /// setNative(…, true) keeps the output in it; until the next setPostOps.
+    virtual bool outputIn(const NativeLayout& /*layout*/) { return false; }
 };
 
 using KernelFactory = std::function<std::unique_ptr<Kernel>(

@@ -150,7 +150,9 @@ TEST(Explain, OcclusionFindsThePixelThatAloneDecides)
     EXPECT_FLOAT_EQ(e.heat.at(5 * 8 + 6), 1.0f); // every patch over it removes the whole score
     for (int y = 0; y < 8; ++y)
         for (int xx = 0; xx < 8; ++xx)
-            if (std::abs(y - 5) > 1 || std::abs(xx - 6) > 1) EXPECT_EQ(e.heat.at(y * 8 + xx), 0.0f) << y << "," << xx;
+            if (std::abs(y - 5) > 1 || std::abs(xx - 6) > 1) {
+                EXPECT_EQ(e.heat.at(y * 8 + xx), 0.0f) << y << "," << xx;
+            }
     // Cancelled from the progress callback: nothing computed past it.
     o.progress = [](int64_t done, int64_t) { return done < 10; };
     EXPECT_TRUE(debug::explain(*net, x, o).cancelled);

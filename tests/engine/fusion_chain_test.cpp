@@ -294,8 +294,9 @@ TEST(FusionChain, ClipFusesKeepingNaNUnlessItsBoundsAreCrossed)
     using V = std::vector<std::string>;
     EXPECT_EQ(namesOf(*g, fused.fusedWith(idOf(*g, "conv1"))), (V { "clip1" }));
     EXPECT_EQ(fused.fusedInto(idOf(*g, "clip2")), -1) << "a_min > a_max: MXNet's order, not ONNX's";
-    if (fused.kernelBackends()[idOf(*g, "fc")] == "dnnl")
+    if (fused.kernelBackends()[idOf(*g, "fc")] == "dnnl") {
         EXPECT_EQ(namesOf(*g, fused.fusedWith(idOf(*g, "fc"))), (V { "clip3" }));
+    }
     ASSERT_EQ(c.outputs.size(), 2u);
     for (size_t k = 0; k < 2; ++k) {
         EXPECT_TRUE(test::tensorsNear(c.outputs[k], a.outputs[k], 1e-6f, 1e-5f)) << k;

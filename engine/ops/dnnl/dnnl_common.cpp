@@ -4,6 +4,8 @@
 
 #include <Eigen/Core>
 
+#include <map>
+#include <mutex>
 #include <sstream>
 
 namespace opscope::dnnlutil {
@@ -28,6 +30,21 @@ dnnl::memory::dims toDims(const Shape& shape)
     return d;
 }
 
+namespace {
+    // Every layout named so far, by key: a kernel told another kernel's layout (Kernel::outputIn)
+    // finds the descriptor. A few dozen per model, each a few hundred bytes.
+    std::map<std::string, dnnl::memory::desc>& layouts()
+    {
+        static std::map<std::string, dnnl::memory::desc> byKey;
+        return byKey;
+    }
+    std::mutex& layoutsMutex()
+    {
+        static std::mutex m;
+        return m;
+    }
+}
+
 NativeLayout nativeLayout(const dnnl::memory::desc& desc, const dnnl::memory::desc& plain)
 {
     if (desc == plain) return {};
@@ -49,7 +66,20 @@ NativeLayout nativeLayout(const dnnl::memory::desc& desc, const dnnl::memory::de
         list('i', b.inner_idxs, b.inner_nblks);
     }
     key << 'x' << d.extra.flags;
-    return { key.str(), static_cast<int64_t>(desc.get_size()) };
+    NativeLayout layout { key.str(), static_cast<int64_t>(desc.get_size()) };
+    {
+        const std::lock_guard<std::mutex> lock(layoutsMutex());
+        layouts().try_emplace(layout.key, desc);
+    }
+    return layout;
+}
+
+std::optional<dnnl::memory::desc> layoutDesc(const std::string& key)
+{
+    const std::lock_guard<std::mutex> lock(layoutsMutex());
+    const auto it = layouts().find(key);
+    if (it == layouts().end()) return std::nullopt;
+    return it->second;
 }
 
 dnnl::memory::desc plainDesc(const Shape& shape)

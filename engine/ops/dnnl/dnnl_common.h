@@ -7,6 +7,8 @@
 #include "tensor/tensor.h"
 
 #include <memory>
+#include <optional>
+#include <string>
 #include <unordered_map>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -25,6 +27,9 @@ dnnl::memory::dims toDims(const Shape& shape);
 /// spelled out, so that equal keys mean the same layout. Plain (an empty key) when `desc` is
 /// `plain`.
 NativeLayout nativeLayout(const dnnl::memory::desc& desc, const dnnl::memory::desc& plain);
+/// The descriptor a key of nativeLayout() was made from (every key made in this process is kept),
+/// or nullopt for a key it never made.
+std::optional<dnnl::memory::desc> layoutDesc(const std::string& key);
 /// Memory object over a tensor's buffer (no copy).
 dnnl::memory wrap(const dnnl::memory::desc& desc, const Tensor& t);
 

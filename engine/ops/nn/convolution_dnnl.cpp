@@ -43,7 +43,9 @@ public:
         const memory::dims dims = plain.dims();
         const bool spatial = dims.size() == 3 || dims.size() == 4;
         const auto lastTag = dims.size() == 3 ? memory::format_tag::acb : memory::format_tag::acdb;
-        if (spatial && wanted == memory::desc(dims, memory::data_type::f32, lastTag)) {
+        const auto plainTag = dims.size() == 3 ? memory::format_tag::abc : memory::format_tag::abcd;
+        if (spatial && plain == memory::desc(dims, memory::data_type::f32, plainTag)
+            && wanted == memory::desc(dims, memory::data_type::f32, lastTag)) {
             m_conversion = Conversion::ChannelsLast;
             m_batch = dims[0];
             m_channels = dims[1];
@@ -117,6 +119,7 @@ public:
     bool setPostOps(std::span<const PostOp> ops) override
     {
         m_nativeSrc = m_nativeDst = m_nativeResidual = false; // layouts are asked again after
+        m_outputIn.reset();
         if (dnnlutil::PostOpList::takes(ops)) {
             m_post.set(ops, m_output.ndim(), m_output[1]);
             try {
@@ -132,7 +135,21 @@ public:
         return false;
     }
 
-    NativeLayout nativeOutput() const override { return m_dstLayout; }
+    NativeLayout nativeOutput() const override { return m_outputIn ? m_outputInLayout : m_dstLayout; }
+
+    bool outputIn(const NativeLayout& layout) override
+    {
+        const std::optional<memory::desc> desc = dnnlutil::layoutDesc(layout.key);
+        if (!desc || desc->dims() != dnnlutil::toDims(m_output) || desc->data_type() != memory::data_type::f32) return false;
+        try { // a reorder from the primitive's format into it
+            dnnl::reorder::primitive_desc(dnnlutil::cpuEngine(), m_dstInner, dnnlutil::cpuEngine(), *desc);
+        } catch (const dnnl::error&) {
+            return false;
+        }
+        m_outputIn = desc;
+        m_outputInLayout = layout;
+        return true;
+    }
 
     NativeLayout nativeInput(size_t index) const override
     {
@@ -203,7 +220,10 @@ public:
         m_dstLayout = dnnlutil::nativeLayout(pd.dst_desc(), dstPlain);
         m_src = std::make_unique<Port>(srcPlain, pd.src_desc(), true, nullptr, m_nativeSrc);
         m_weights = std::make_unique<Port>(weightsPlain, pd.weights_desc(), true);
-        m_dst = std::make_unique<Port>(dstPlain, pd.dst_desc(), false, nullptr, m_nativeDst);
+        m_dstInner = pd.dst_desc();
+        // Kept in the readers' layout (outputIn): reordered into it from the primitive's format.
+        m_dst = m_nativeDst && m_outputIn ? std::make_unique<Port>(*m_outputIn, pd.dst_desc(), false)
+                                          : std::make_unique<Port>(dstPlain, pd.dst_desc(), false, nullptr, m_nativeDst);
         m_residual.reset();
         if (m_post.hasSum())
             m_residual = std::make_unique<Port>(dstPlain, pd.dst_desc(), true, &m_dst->inner(), m_nativeResidual);
@@ -304,6 +324,9 @@ private:
     uint64_t m_weightsVersion = 0; // of the weights last reordered, and where they were
     const float* m_weightsFrom = nullptr; // null: not reordered into this buffer yet
     NativeLayout m_srcLayout, m_dstLayout;
+    memory::desc m_dstInner; // the primitive's destination format
+    std::optional<memory::desc> m_outputIn; // the readers' layout (outputIn), or none
+    NativeLayout m_outputInLayout;
     bool m_nativeSrc = false, m_nativeDst = false, m_nativeResidual = false;
 };
 

@@ -149,6 +149,7 @@ public:
     NativeLayout nativeOutput() const override { return m_fast->nativeOutput(); }
     NativeLayout nativeInput(size_t index) const override { return m_fast->nativeInput(index); }
     void setNative(std::span<const bool> inputs, bool output) override { m_fast->setNative(inputs, output); }
+    bool outputIn(const NativeLayout& layout) override { return m_fast->outputIn(layout); }
 
 private:
     ConvParams m_params;
