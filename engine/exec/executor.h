@@ -48,7 +48,8 @@ struct RunResult {
 /// and when input shapes change, runs op nodes in graph order, and reports them to attached
 /// observers. Dynamic mode allocates each intermediate when produced and frees it after its last
 /// use; static_alloc keeps buffers (outputs then alias internal buffers that the next call
-/// overwrites, as in MXNet); static_shape keeps prepared kernels and rejects other shapes.
+/// overwrites, as in MXNet; with fuse, tensors no observer sees share them once dead: sharedBuffer);
+/// static_shape keeps prepared kernels and rejects other shapes.
 /// One thread at a time may call run(), attach() and detach().
 class Executor {
 public:
