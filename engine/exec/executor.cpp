@@ -26,6 +26,8 @@ Executor::Executor(std::shared_ptr<const Graph> graph, ExecFlags flags, KernelKi
         throw UsageError("an executor needs a finalized graph");
     if (m_flags.static_shape && !m_flags.static_alloc)
         throw UsageError("static_shape requires static_alloc (hybridize(static_alloc=true, static_shape=true))");
+    for (uint32_t v : m_graph->variables())
+        m_variableEntries.push_back(m_graph->entryId(v, 0));
 }
 
 Executor::~Executor() = default;
@@ -59,14 +61,25 @@ void Executor::refreshWants()
 
 void Executor::recomputeWants()
 {
-    m_observerMasks.assign(m_observers.size(), std::vector<PhaseMask>(m_steps.size(), PhaseMask::None));
+    // Each step's observers by phase, in the order they attached, so that notify() calls exactly
+    // those that want the phase: m_calls[m_callRange[2i + p] … m_callRange[2i + p + 1]) for step i,
+    // p 0 before and 1 after.
+    const size_t n = m_steps.size();
+    std::vector<PhaseMask> masks(m_observers.size(), PhaseMask::None);
+    m_calls.clear();
+    m_callRange.assign(2 * n + 1, 0);
     m_anyWants = false;
-    for (size_t i = 0; i < m_steps.size(); ++i) {
+    for (size_t i = 0; i < n; ++i) {
         Step& s = m_steps[i];
         PhaseMask m = PhaseMask::None;
         for (size_t o = 0; o < m_observers.size(); ++o) {
-            m_observerMasks[o][i] = m_observers[o]->wants(*m_graph, s.node);
-            m = m | m_observerMasks[o][i];
+            masks[o] = m_observers[o]->wants(*m_graph, s.node);
+            m = m | masks[o];
+        }
+        for (const OpPhase p : { OpPhase::Before, OpPhase::After }) {
+            for (size_t o = 0; o < m_observers.size(); ++o)
+                if (hasPhase(masks[o], p)) m_calls.push_back(m_observers[o]);
+            m_callRange[2 * i + (p == OpPhase::After ? 2 : 1)] = static_cast<uint32_t>(m_calls.size());
         }
         s.wants = m;
         m_anyWants = m_anyWants || m != PhaseMask::None;
@@ -228,33 +241,62 @@ void Executor::checkPlanFits()
             + "; OPSCOPE_MEMORY_LIMIT sets it)");
 }
 
-bool Executor::notify(uint32_t stepIndex, OpPhase phase)
+namespace {
+    // Equal shapes, compared here rather than by a call (once per variable per run).
+    bool sameShape(const Shape& a, const Shape& b)
+    {
+        if (a.ndim() != b.ndim() || a.isScalar() != b.isScalar()) return false;
+        for (int d = 0; d < a.ndim(); ++d) // a loop, not std::equal: that calls memcmp for two or four dimensions
+            if (a[d] != b[d]) return false;
+        return true;
+    }
+}
+
+OpEvent Executor::makeEvent(uint32_t stepIndex, OpPhase phase, const TensorView* inViews, const TensorView* outViews) const
 {
     const Step& s = m_steps[stepIndex];
-    const Graph& g = *m_graph;
-    const size_t nout = phase == OpPhase::After ? s.outCount : 0;
-    const TensorView* inViews = m_inViewsFlat.data() + s.inBegin;
-    const TensorView* outViews = m_entryViews.data() + s.outBegin;
-    if (!m_viewsReady) {
-        for (uint32_t k = 0; k < s.inCount; ++k)
-            m_inViews[k] = m_inPtrs[s.inBegin + k]->view();
-        for (uint32_t k = 0; k < nout; ++k)
-            m_outViews[k] = m_values[s.outBegin + k].view();
-        inViews = m_inViews.data();
-        outViews = m_outViews.data();
+    const bool after = phase == OpPhase::After;
+    return OpEvent { *m_graph, s.node, m_graph->node(s.node), phase, std::span<const TensorView>(inViews, s.inCount),
+        std::span<const TensorView>(outViews, after ? s.outCount : 0), after ? m_firstCallAfter : !s.called };
+}
+
+void Executor::makeEvents()
+{
+    m_events.clear();
+    m_events.reserve(2 * m_steps.size());
+    for (uint32_t i = 0; i < m_steps.size(); ++i)
+        for (const OpPhase p : { OpPhase::Before, OpPhase::After })
+            m_events.push_back(makeEvent(i, p, m_inViewsFlat.data() + m_steps[i].inBegin, m_entryViews.data() + m_steps[i].outBegin));
+}
+
+template <OpPhase P>
+bool Executor::notify(uint32_t stepIndex)
+{
+    constexpr bool after = P == OpPhase::After;
+    const size_t slot = 2 * static_cast<size_t>(stepIndex) + (after ? 1 : 0);
+    // Observers may not attach or detach during a run; should one, the lists are made again and
+    // the loop reads them afresh each time round, staying inside them.
+    const auto callObservers = [this, slot](const OpEvent& ev) {
+        bool stop = false;
+        for (uint32_t c = m_callRange[slot]; c < m_callRange[slot + 1] && c < m_calls.size(); ++c)
+            if (m_calls[c]->onOp(ev) == ObserverAction::Stop) stop = true;
+        return stop;
+    };
+    if (!m_viewsReady) [[unlikely]] {
+        // Without views made once per plan (dynamic mode), this step's are made now, out of the
+        // way of the common path.
+        return [&]() __attribute__((noinline, cold)) {
+            const Step& s = m_steps[stepIndex];
+            for (uint32_t k = 0; k < s.inCount; ++k)
+                m_inViews[k] = m_inPtrs[s.inBegin + k]->view();
+            for (uint32_t k = 0; after && k < s.outCount; ++k)
+                m_outViews[k] = m_values[s.outBegin + k].view();
+            return callObservers(makeEvent(stepIndex, P, m_inViews.data(), m_outViews.data()));
+        }();
     }
-    const bool firstCall = phase == OpPhase::Before ? !s.called : m_firstCallAfter;
-    const OpEvent ev { g, s.node, g.node(s.node), phase, std::span<const TensorView>(inViews, s.inCount),
-        std::span<const TensorView>(outViews, nout), firstCall };
-    bool stop = false;
-    // Index loop: an observer may not attach or detach during a run, but stay safe if it does.
-    for (size_t o = 0; o < m_observers.size() && o < m_observerMasks.size(); ++o) {
-        if (!hasPhase(m_observerMasks[o][stepIndex], phase))
-            continue;
-        if (m_observers[o]->onOp(ev) == ObserverAction::Stop)
-            stop = true;
-    }
-    return stop;
+    OpEvent& ev = m_events[slot];
+    ev.firstCall = after ? m_firstCallAfter : !m_steps[stepIndex].called;
+    return callObservers(ev);
 }
 
 RunResult Executor::run(std::span<const Tensor> variables)
@@ -281,8 +323,7 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
             + std::to_string(variables.size()) + " tensors given");
     bool same = m_planned;
     for (size_t v = 0; same && v < variables.size(); ++v)
-        same = variables[v].shape() == m_planVariableShapes[v]
-            && variables[v].dtype() == m_types[g.entryId(g.variables()[v], 0)];
+        same = variables[v].dtype() == m_types[m_variableEntries[v]] && sameShape(variables[v].shape(), m_planVariableShapes[v]);
     if (!same) {
         if (m_planned && m_flags.static_shape) {
             for (size_t v = 0; v < variables.size(); ++v)
@@ -311,11 +352,27 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
         }
     }
     if (prof) prof->steps.reserve(m_steps.size());
-    for (size_t v = 0; v < variables.size(); ++v)
-        m_values[g.entryId(g.variables()[v], 0)] = variables[v];
+    const bool keep = m_flags.static_alloc;
+    // Under static_alloc the last run's variables stay held until this one (a reference, not a
+    // copy), so that a variable given again (a block's parameters) costs no reference counting and
+    // keeps its views. The plan holds (made again above otherwise), so a held variable has the
+    // shape and type of the one given: the same storage and start make it the same tensor.
+    bool moved = false;
+    m_variableData.resize(variables.size());
+    for (size_t v = 0; v < variables.size(); ++v) {
+        Tensor& held = m_values[m_variableEntries[v]];
+        if (keep && held.sharesStorageWith(variables[v])) {
+            const void* data = variables[v].view().raw();
+            if (data == m_variableData[v]) continue;
+            m_variableData[v] = data;
+        } else {
+            m_variableData[v] = keep ? variables[v].view().raw() : nullptr;
+        }
+        held = variables[v];
+        moved = true;
+    }
     computeFolds();
 
-    const bool keep = m_flags.static_alloc;
     if (!keep || !m_buffersReady) {
         if (keep) {
             allocateBuffers();
@@ -329,13 +386,14 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
             m_entryViews.resize(m_values.size());
             m_inViewsFlat.resize(m_inEntries.size());
         }
-        // Every view once per plan; the caller's variables (new tensors each run) every run.
+        // Every view once per plan; the caller's variables when they moved.
         if (!m_viewsReady) {
             for (size_t e = 0; e < m_values.size(); ++e)
                 m_entryViews[e] = m_values[e].view();
             for (size_t i = 0; i < m_inEntries.size(); ++i)
                 m_inViewsFlat[i] = m_entryViews[m_inEntries[i]];
-        } else {
+            makeEvents();
+        } else if (moved) {
             // The plan's shapes and types hold (checked above), so a variable at the same address
             // as last run has the same view: only moved ones are made again.
             for (uint32_t i : m_variableInputs) {
@@ -368,7 +426,7 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
             timing->beforeBegin = timing->beforeEnd = nowNs();
         }
         if (hasPhase(s.wants, OpPhase::Before)) {
-            const bool stop = notify(i, OpPhase::Before);
+            const bool stop = notify<OpPhase::Before>(i);
             if (timing) timing->beforeEnd = nowNs();
             if (stop) {
                 result.status = RunStatus::Stopped;
@@ -390,7 +448,7 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
             timing->firstCall = m_firstCallAfter;
         }
         if (hasPhase(s.wants, OpPhase::After)) {
-            const bool stop = notify(i, OpPhase::After);
+            const bool stop = notify<OpPhase::After>(i);
             if (timing) timing->afterEnd = nowNs();
             if (stop) {
                 result.status = RunStatus::Stopped;
@@ -420,9 +478,6 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
         // Drop what a stopped run left and the caller's variables.
         for (Tensor& t : m_values)
             t = Tensor();
-    } else {
-        for (uint32_t v : g.variables())
-            m_values[g.entryId(v, 0)] = Tensor();
     }
     if (prof) prof->end = nowNs();
     return result;

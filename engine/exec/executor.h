@@ -7,6 +7,7 @@
 #include "ops/reduced_precision.h"
 
 #include <deque>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -81,7 +82,8 @@ public:
 
     /// Runs the graph. `variables` are in graph().variables() order (data, parameters and
     /// auxiliary states). Throws ShapeError/UsageError for bad inputs, Error (naming the node)
-    /// when a kernel fails.
+    /// when a kernel fails. Under static_alloc the executor holds a reference to the variables
+    /// until the next run (a variable given again then costs nothing); dynamic mode holds none.
     RunResult run(std::span<const Tensor> variables, RunContext& ctx);
     RunResult run(std::span<const Tensor> variables);
 
@@ -134,7 +136,9 @@ private:
     void planStorage();
     bool storageStale() const;
     void allocateBuffers();
-    bool notify(uint32_t stepIndex, OpPhase phase);
+    template <OpPhase P> bool notify(uint32_t stepIndex);
+    OpEvent makeEvent(uint32_t stepIndex, OpPhase phase, const TensorView* inViews, const TensorView* outViews) const;
+    void makeEvents();
 
     std::shared_ptr<const Graph> m_graph;
     ExecFlags m_flags;
@@ -181,6 +185,13 @@ private:
         return s.extraCount == 0 ? std::span<const Tensor* const>(m_inPtrs.data() + s.inBegin, s.inCount)
                                  : std::span<const Tensor* const>(m_fusedInPtrs.data() + s.extraBegin, s.inCount + s.extraCount);
     }
+    // The entry a kernel input points at (one of m_values), or -1 for a tensor outside the graph
+    // (a folded normalisation's scale or shift).
+    int64_t entryIndex(const Tensor* t) const
+    {
+        const Tensor* const first = m_values.data();
+        return std::less_equal<>()(first, t) && std::less<>()(t, first + m_values.size()) ? t - first : -1;
+    }
     void fuseCandidate(FusionCandidate& c);
     void computeFolds();
     // After fuse(): which tensors stay in the native layout of the kernels around them.
@@ -217,13 +228,17 @@ private:
     bool m_precisionDirty = false; // setPrecision since the plan: kernels are made again
     bool m_buffersReady = false;
     std::vector<ExecutionObserver*> m_observers;
-    std::vector<std::vector<PhaseMask>> m_observerMasks; // [observer][step]
+    std::vector<ExecutionObserver*> m_calls; // by step and phase (recomputeWants)
+    std::vector<uint32_t> m_callRange; // 2 × steps + 1 bounds into m_calls
     std::vector<TensorView> m_inViews, m_outViews;
     // With static_alloc the buffers stay put, so observers get views prepared once per plan
-    // (variables' views are refreshed each run): an observed op then costs its callbacks only.
+    // (variables' views when a run is given other tensors): an observed op then costs its callbacks only.
     std::vector<TensorView> m_entryViews; // by entry id
     std::vector<TensorView> m_inViewsFlat; // parallel to m_inEntries
+    std::vector<OpEvent> m_events; // by step and phase, over those views (firstCall set at each call)
     std::vector<uint32_t> m_variableInputs; // indexes into m_inEntries of inputs that are variables
+    std::vector<uint32_t> m_variableEntries; // the entry of each of the graph's variables, in order
+    std::vector<const void*> m_variableData; // where each held variable's elements start
     bool m_viewsReady = false;
     bool m_anyWants = false;
     int64_t m_peakBytes = 0;

@@ -21,14 +21,12 @@ void Executor::keepNativeLayouts()
     // A node in reduced precision counts as watched, as for fusion (stepIsFree).
     // Who reads each entry: (step, input slot), gathered once so the pass stays linear.
     std::vector<std::vector<std::pair<uint32_t, uint32_t>>> readersOf(m_values.size());
-    const Tensor* const first = m_values.data();
-    const Tensor* const last = first + m_values.size();
     for (size_t r = 0; r < m_steps.size(); ++r) {
         if (m_steps[r].absorbed) continue;
         const auto in = runInputs(m_steps[r]);
         for (size_t k = 0; k < in.size(); ++k)
-            if (std::less_equal<>()(first, in[k]) && std::less<>()(in[k], last))
-                readersOf[static_cast<size_t>(in[k] - first)].emplace_back(static_cast<uint32_t>(r), static_cast<uint32_t>(k));
+            if (const int64_t e = entryIndex(in[k]); e >= 0)
+                readersOf[static_cast<size_t>(e)].emplace_back(static_cast<uint32_t>(r), static_cast<uint32_t>(k));
     }
     followNeighbours(readersOf);
     offerReadersLayout(readersOf);
@@ -88,8 +86,6 @@ void Executor::followNeighbours(const std::vector<std::vector<std::pair<uint32_t
     // A kernel that runs in its neighbours' layout (a pooling) takes the one the kernel writing its
     // first input computes in, and the one every reader of its output wants, where it can. Whether
     // they are used is decided after, as for any kernel (nobody watching, every use a kernel).
-    const Tensor* const first = m_values.data();
-    const Tensor* const last = first + m_values.size();
     std::vector<int64_t> writerOf(m_values.size(), -1);
     for (size_t w = 0; w < m_steps.size(); ++w)
         if (!m_steps[w].absorbed && m_steps[w].outCount == 1) writerOf[m_steps[w].runOut] = static_cast<int64_t>(w);
@@ -105,8 +101,8 @@ void Executor::followNeighbours(const std::vector<std::vector<std::pair<uint32_t
         };
         int in = -1, out = -1;
         const auto ins = runInputs(s);
-        if (!ins.empty() && std::less_equal<>()(first, ins[0]) && std::less<>()(ins[0], last)) {
-            const int64_t w = writerOf[static_cast<size_t>(ins[0] - first)];
+        if (const int64_t e = ins.empty() ? -1 : entryIndex(ins[0]); e >= 0) {
+            const int64_t w = writerOf[static_cast<size_t>(e)];
             if (w >= 0 && fixed(*m_steps[static_cast<size_t>(w)].kernel))
                 in = choiceOf(m_steps[static_cast<size_t>(w)].kernel->nativeOutput());
         }

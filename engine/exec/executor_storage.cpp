@@ -21,11 +21,6 @@ void Executor::planStorage()
     m_storageSteps.clear();
     if (!m_flags.fuse || !m_flags.static_alloc) return;
     const Graph& g = *m_graph;
-    const Tensor* const first = m_values.data();
-    const Tensor* const last = first + n;
-    const auto entryOf = [&](const Tensor* t) -> int64_t {
-        return std::less_equal<>()(first, t) && std::less<>()(t, last) ? t - first : -1;
-    };
 
     // When each tensor is made (the step whose kernel writes it; an unwritten one, inside a fused
     // chain, at its own node's step) and when it is read last; whether it may share at all.
@@ -46,7 +41,7 @@ void Executor::planStorage()
             if (!stepIsFree(s)) own[s.runOut + k] = own[s.outBegin + k] = true;
         }
         for (const Tensor* t : runInputs(s)) {
-            const int64_t e = entryOf(t);
+            const int64_t e = entryIndex(t);
             if (e < 0) continue; // a fold's scale or shift: not a graph tensor
             lastUse[static_cast<size_t>(e)] = static_cast<int64_t>(i);
             if (!stepIsFree(s)) own[static_cast<size_t>(e)] = true;
@@ -63,7 +58,6 @@ void Executor::planStorage()
         freedAt[static_cast<size_t>(std::max(born[e], lastUse[e]))].push_back(static_cast<uint32_t>(e));
     }
     std::vector<uint32_t> freeSlots;
-    std::vector<bool> touches(m_steps.size(), false);
     for (size_t i = 0; i < m_steps.size(); ++i) {
         for (uint32_t e : bornAt[i]) {
             const int64_t want = m_shapes[e].size();
@@ -97,13 +91,11 @@ void Executor::planStorage()
         for (uint32_t k = 0; k < s.outCount; ++k)
             shares = shares || m_storageSlot[s.runOut + k] >= 0;
         for (const Tensor* t : runInputs(s)) {
-            const int64_t e = entryOf(t);
+            const int64_t e = entryIndex(t);
             shares = shares || (e >= 0 && m_storageSlot[static_cast<size_t>(e)] >= 0);
         }
-        if (shares) touches[i] = true;
+        if (shares) m_storageSteps.push_back(static_cast<uint32_t>(i));
     }
-    for (size_t i = 0; i < touches.size(); ++i)
-        if (touches[i]) m_storageSteps.push_back(static_cast<uint32_t>(i));
 }
 
 bool Executor::storageStale() const

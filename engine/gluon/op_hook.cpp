@@ -219,6 +219,9 @@ bool HookObserver::setHooks(std::vector<OpHook> hooks)
         same = hooks[i].id == m_hooks[i].id && hooks[i].monitor_all == m_hooks[i].monitor_all;
     m_hooks = std::move(hooks);
     m_anyMonitorAll = std::any_of(m_hooks.begin(), m_hooks.end(), [](const OpHook& h) { return h.monitor_all; });
+    if (!same) // the lists name hooks by position: none is called until wants() lists them again
+        for (NodeCalls& c : m_calls)
+            c.byPhase[0].clear(), c.byPhase[1].clear();
     return !same;
 }
 
@@ -228,6 +231,7 @@ PhaseMask HookObserver::wants(const Graph& graph, uint32_t nodeId)
         m_namedGraph = &graph;
         m_inNames.assign(graph.size(), {});
         m_outNames.assign(graph.size(), {});
+        m_calls.assign(graph.size(), {});
     }
     const Node& n = graph.node(nodeId);
     if (m_outNames[nodeId].empty() && !n.isVariable()) {
@@ -236,25 +240,39 @@ PhaseMask HookObserver::wants(const Graph& graph, uint32_t nodeId)
         for (const std::string& s : n.outputSlots)
             m_outNames[nodeId].push_back(n.name + "_" + s);
     }
+    listCalls(n, nodeId);
     if (m_hooks.empty())
         return PhaseMask::None;
     return m_anyMonitorAll ? PhaseMask::Both : PhaseMask::After;
 }
 
+void HookObserver::listCalls(const Node& node, uint32_t nodeId)
+{
+    NodeCalls& calls = m_calls[nodeId];
+    calls.op = node.opName();
+    // Inputs to monitor_all hooks before the op, outputs to every hook after it; each tensor to
+    // the hooks in the order they were registered.
+    const size_t inputs = std::min(node.inputs.size(), m_inNames[nodeId].size());
+    const size_t outputs = std::min(static_cast<size_t>(std::max(node.numOutputs, 0)), m_outNames[nodeId].size());
+    for (int after = 0; after < 2; ++after) {
+        std::vector<Call>& list = calls.byPhase[after];
+        list.clear();
+        const auto& names = after ? m_outNames[nodeId] : m_inNames[nodeId];
+        for (size_t k = 0; k < (after ? outputs : inputs); ++k)
+            for (size_t h = 0; h < m_hooks.size(); ++h)
+                if (after || m_hooks[h].monitor_all)
+                    list.push_back({ names[k], static_cast<uint32_t>(h), static_cast<uint32_t>(k) });
+    }
+}
+
 ObserverAction HookObserver::onOp(const OpEvent& ev)
 {
-    const std::string& op = ev.node.opName();
-    if (ev.phase == OpPhase::Before) {
-        const auto& names = m_inNames[ev.nodeId];
-        for (size_t k = 0; k < ev.inputs.size(); ++k)
-            for (const OpHook& h : m_hooks)
-                if (h.monitor_all)
-                    h.callback(names[k], op, ev.inputs[k]);
-    } else {
-        const auto& names = m_outNames[ev.nodeId];
-        for (size_t k = 0; k < ev.outputs.size(); ++k)
-            for (const OpHook& h : m_hooks)
-                h.callback(names[k], op, ev.outputs[k]);
+    const bool after = ev.phase == OpPhase::After;
+    const NodeCalls& calls = m_calls[ev.nodeId];
+    const std::span<const TensorView> views = after ? ev.outputs : ev.inputs;
+    for (const Call& c : calls.byPhase[after]) {
+        if (c.slot >= views.size()) break; // listed by slot
+        m_hooks[c.hook].callback(c.name, calls.op, views[c.slot]);
     }
     return ObserverAction::Continue;
 }

@@ -122,11 +122,26 @@ public:
     ObserverAction onOp(const OpEvent& event) override;
 
 private:
+    // One callback call: hook m_hooks[hook] on the node's input (before) or output (after) `slot`.
+    struct Call {
+        std::string_view name; // into m_inNames / m_outNames
+        uint32_t hook;
+        uint32_t slot;
+    };
+    struct NodeCalls {
+        std::string_view op;
+        std::vector<Call> byPhase[2]; // before, after: in MXNet's order (slot, then hook)
+    };
+    void listCalls(const Node& node, uint32_t nodeId);
+
     std::vector<OpHook> m_hooks;
     std::shared_ptr<const std::vector<OpHook>> m_set; // where m_hooks came from, if shared
     bool m_anyMonitorAll = false;
     const Graph* m_namedGraph = nullptr;
     std::vector<std::vector<std::string>> m_inNames, m_outNames; // by node id
+    // By node id, made by wants() and emptied when the hooks change (the executor asks wants()
+    // again then): onOp() calls exactly these.
+    std::vector<NodeCalls> m_calls;
 };
 
 } // namespace opscope::gluon

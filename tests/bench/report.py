@@ -3,8 +3,9 @@
 
 Every figure is a ratio or a difference between benchmarks of the same run, so a noisy machine
 moves all of them together. Usage: tests/bench/report.py [BUILD_DIR] [--only SECTION] (BUILD_DIR
-default: build). With --only train (or compare, conv, hooks), only the "Training step" (or
-"Comparing two runs", "ResNet-18 convolutions against oneDNN alone", "Op hooks") section is measured and replaced in place in docs/BENCHMARKS.md (appended when missing); the other
+default: build). With --only train (or compare, conv, hooks, executor), only the "Training step" (or
+"Comparing two runs", "ResNet-18 convolutions against oneDNN alone", "Op hooks", "Executor cost per
+op") section is measured and replaced in place in docs/BENCHMARKS.md (appended when missing); the other
 sections are left as they are."""
 import argparse
 import datetime
@@ -17,7 +18,8 @@ import sys
 root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
 ap.add_argument("build", nargs="?", default=os.path.join(root, "build"), help="build directory (default: build)")
-ap.add_argument("--only", choices=["train", "compare", "conv", "hooks"], help="measure and replace only this section")
+ap.add_argument("--only", choices=["train", "compare", "conv", "hooks", "executor"],
+                help="measure and replace only this section (executor: the cost per op, not the networks)")
 args = ap.parse_args()
 bindir = os.path.join(args.build, "bin")
 TRAIN_THREADS = (1, 2)  # OMP_NUM_THREADS for bench_train and torch.set_num_threads for PyTorch
@@ -65,10 +67,11 @@ lines = ["# Benchmarks", "",
              "Release build"),
          "Figures are ratios or differences within one run; absolute times move with the machine.", ""]
 
-ex = run("bench_executor") if want("executor") else None
+ex = run("bench_executor", ["--benchmark_filter=BM_Chain"] if args.only == "executor" else []) if want("executor") else None
+executor = []
 if ex:
     k = ex["BM_Chain_KernelsOnly"]
-    lines += ["## Executor cost per op", "",
+    executor = ["## Executor cost per op", "",
               "A chain of 128 tiny ops (64 × FullyConnected 16→16 + relu, batch 2). *Kernels only* calls the same "
               "prepared kernels in a plain loop; the executor adds scheduling, observers and (dynamic mode) allocation.",
               "", "| mode | observer | ns per op | vs kernels only | vs no observer |", "|---|---|---|---|---|",
@@ -77,10 +80,12 @@ if ex:
         base = ex["BM_Chain_Executor/observer:0/static_alloc:%d" % sa]["ns_per_op"] * 1e9
         for obs, label in ((0, "none"), (1, "wants nothing"), (2, "no-op on every op")):
             v = ex["BM_Chain_Executor/observer:%d/static_alloc:%d" % (obs, sa)]["ns_per_op"] * 1e9
-            lines.append("| %s | %s | %.1f | %+.1f %% | %s |" % (
+            executor.append("| %s | %s | %.1f | %+.1f %% | %s |" % (
                 "static_alloc" if sa else "dynamic", label, v, 100 * (v / (k["ns_per_op"] * 1e9) - 1),
                 "—" if obs == 0 else "%+.2f %% (%+.1f ns/op)" % (100 * (v / base - 1), v - base)))
-    lines += ["", "A no-op observer is called twice per op (before and after).", ""]
+    executor += ["", "A no-op observer is called twice per op (before and after).", ""]
+    lines += executor
+if ex and args.only is None:
     lines += ["## Networks", "", "Forward pass with `static_alloc`; GFLOP/s counts Convolution and FullyConnected "
               "multiply-adds × 2.", "", "| network | batch | kernels | ms per pass | GFLOP/s |", "|---|---|---|---|---|"]
     nets = {}
@@ -342,7 +347,7 @@ os.makedirs(os.path.dirname(out), exist_ok=True)
 train = train_section() if want("train") else []
 compare = compare_section() if want("compare") else []
 # Sections other scripts write (tests/bench/compare_ort.py) are kept as they are.
-KEPT = ("## Against ONNX Runtime", "## Where the time goes: ResNet-50")
+KEPT = ("## Against ONNX Runtime", "## Where the time goes: ResNet-50", "## The op hook's path in instructions")
 
 
 def kept_sections(path):
@@ -365,11 +370,11 @@ if args.only is None:
     lines += kept_sections(out)
     with open(out, "w") as f:
         f.write("\n".join(lines) + "\n")
-elif train or compare or conv or hooks:
+elif train or compare or conv or hooks or executor:
     # Replace the section (up to the next "## " heading) in place, or append it.
     with open(out) as f:
         doc = f.read().split("\n")
-    section = train or compare or conv or hooks
+    section = train or compare or conv or hooks or executor
     heading = section[0]
     if heading in doc:
         start = doc.index(heading)

@@ -128,6 +128,52 @@ TEST_P(ExecutorModes, ObserverWantingNothingIsNeverCalled)
     EXPECT_EQ(rec.events.size(), 3u);
 }
 
+// Under static_alloc the executor holds the last run's variables and skips those given again: a
+// variable written in place, another tensor, and another start in the same storage must each be
+// read at the run that gives them, by the kernels and by an observer.
+TEST_P(ExecutorModes, VariablesGivenAgainWrittenOrMovedAreReadAtEachRun)
+{
+    Executor exec(test::mlpGraph(), flags());
+    struct FirstInput : ExecutionObserver {
+        std::vector<Tensor> seen; // fc1's data input, before it runs
+        PhaseMask wants(const Graph& g, uint32_t id) override
+        {
+            return g.node(id).name == "fc1" ? PhaseMask::Before : PhaseMask::None;
+        }
+        ObserverAction onOp(const OpEvent& ev) override
+        {
+            seen.push_back(Tensor::copyOf(ev.inputs[0]));
+            return ObserverAction::Continue;
+        }
+    } observer;
+    exec.attach(&observer);
+    std::vector<Tensor> inputs = test::mlpInputs(2);
+    const auto check = [&](const char* what) {
+        SCOPED_TRACE(what);
+        const RunResult r = exec.run(inputs);
+        ASSERT_EQ(r.status, RunStatus::Completed);
+        EXPECT_TRUE(test::tensorsNear(r.outputs[0], mlpEager(inputs)));
+        ASSERT_FALSE(observer.seen.empty());
+        EXPECT_TRUE(test::tensorsNear(observer.seen.back(), inputs[0]));
+    };
+    check("first run");
+    check("the same tensors again");
+    inputs[0].data()[3] += 1.5f;
+    inputs[1].data()[0] -= 2.0f;
+    check("data and a weight written in place");
+    inputs[1] = inputs[1].copy();
+    inputs[1].data()[1] = 4.0f;
+    check("another weight tensor");
+    Tensor rows = Tensor::uniform(Shape({ 4, 5 }), -1, 1);
+    inputs[0] = rows.slice(0, 2);
+    check("the first rows of a larger tensor");
+    inputs[0] = rows.slice(2, 4);
+    check("its last rows: the same storage, another start");
+    inputs[0] = rows.slice(0, 2);
+    check("the first rows again");
+    EXPECT_EQ(observer.seen.size(), 7u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, ExecutorModes, ::testing::Values(0, 1, 2),
     [](const auto& info) { return std::string(info.param == 0 ? "dynamic" : info.param == 1 ? "static_alloc" : "static_shape"); });
 

@@ -235,6 +235,48 @@ TEST(OpHook, RemovingOneOfTwoHooks)
     EXPECT_EQ(b, 8);
 }
 
+// Two hooks, one monitor_all, in every mode: the inputs go to that one only before the op, then
+// each output to both in the order they were registered; the sequence is the same in every mode,
+// and again after the outputs-only hook is removed and registered anew.
+TEST(OpHook, TwoHooksSeeEachTensorInTheOrderTheyWereRegistered)
+{
+    std::vector<std::vector<std::string>> logs;
+    for (Mode mode : { Mode::Eager, Mode::Hybrid, Mode::StaticAlloc, Mode::StaticShape }) {
+        SCOPED_TRACE(modeName(mode));
+        resetNaming();
+        auto model = std::make_shared<HybridSequential>("net_");
+        {
+            auto scope = model->name_scope();
+            model->add(std::make_shared<nn::Dense>(3));
+            model->add(std::make_shared<nn::Activation>("relu"));
+        }
+        model->initialize();
+        applyMode(*model, mode);
+        std::vector<std::string> log;
+        const auto hook = [&log](const char* who) {
+            return [&log, who](std::string_view name, std::string_view, const TensorView&) {
+                log.push_back(std::string(who) + ":" + std::string(name));
+            };
+        };
+        HookHandle a = model->register_op_hook(hook("a"));
+        HookHandle b = model->register_op_hook(hook("b"), true);
+        model->call(Tensor::ones(Shape({ 2, 4 })));
+        a.remove();
+        HookHandle c = model->register_op_hook(hook("c"));
+        model->call(Tensor::ones(Shape({ 2, 4 })));
+        logs.push_back(log);
+    }
+    // The first call: a then b on each output; the second: b then c.
+    const std::vector<std::string> expected { "b:net_dense0_fwd_data", "b:net_dense0_fwd_weight",
+        "b:net_dense0_fwd_bias", "a:net_dense0_fwd_output", "b:net_dense0_fwd_output", "b:net_relu0_fwd_input0",
+        "a:net_relu0_fwd_output", "b:net_relu0_fwd_output", "b:net_dense0_fwd_data", "b:net_dense0_fwd_weight",
+        "b:net_dense0_fwd_bias", "b:net_dense0_fwd_output", "c:net_dense0_fwd_output", "b:net_relu0_fwd_input0",
+        "b:net_relu0_fwd_output", "c:net_relu0_fwd_output" };
+    EXPECT_EQ(logs[0], expected);
+    for (size_t m = 1; m < logs.size(); ++m)
+        EXPECT_EQ(logs[m], logs[0]) << "mode " << m;
+}
+
 // Eager: a monitor_all hook that removes itself while the op reports its inputs, then runs an op of
 // its own (which takes the active hooks again, without it). The op that called it goes on
 // reporting to the set it started with (held, not freed under it: ASan checks); the next op and the

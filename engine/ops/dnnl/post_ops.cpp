@@ -25,7 +25,16 @@ void PostOpList::set(std::span<const PostOp> ops, int outputRank, int64_t channe
     m_sum = false;
     m_own = !m_ops.empty() && m_ops.back().keepNaN;
     m_clipLo = m_clipHi = nullptr;
+    m_finishesFinite = false;
     if (m_ops.empty()) return;
+    if (m_own) {
+        const auto finiteOnFinite = [](const PostOp& o) {
+            return o.kind == PostOp::Kind::Relu || o.kind == PostOp::Kind::Sigmoid || o.kind == PostOp::Kind::Tanh;
+        };
+        const PostOp& last = m_ops.back();
+        m_finishesFinite = (last.kind == PostOp::Kind::Relu || last.kind == PostOp::Kind::Clip)
+            && std::all_of(m_ops.begin(), m_ops.end() - 1, finiteOnFinite);
+    }
     Shape channel(std::vector<int64_t>(static_cast<size_t>(outputRank), 1));
     channel[1] = channels;
     m_perChannel = plainDesc(channel);
@@ -77,17 +86,6 @@ dnnl::post_ops PostOpList::build(size_t count) const
             list.append_eltwise(1.0f, eltwise(op.kind), op.lo, op.hi);
     }
     return list;
-}
-
-bool PostOpList::finishesFinite() const
-{
-    if (!m_own) return false;
-    const auto finiteOnFinite = [](const PostOp& o) {
-        return o.kind == PostOp::Kind::Relu || o.kind == PostOp::Kind::Sigmoid || o.kind == PostOp::Kind::Tanh;
-    };
-    const PostOp& last = m_ops.back();
-    return (last.kind == PostOp::Kind::Relu || last.kind == PostOp::Kind::Clip)
-        && std::all_of(m_ops.begin(), m_ops.end() - 1, finiteOnFinite);
 }
 
 std::pair<float, float> PostOpList::finishBounds() const

@@ -47,7 +47,7 @@ public:
     /// Whether the op left to finish() gives oneDNN's result on every finite value it may see: a
     /// NaN-keeping relu, or clip with lo <= hi, after only relu, sigmoid or tanh (each finite on
     /// finite values). Then, on a run whose product is finite, it may run inside the primitive.
-    bool finishesFinite() const;
+    bool finishesFinite() const { return m_finishesFinite; }
     /// The bounds of the clip left to finish() at this run (after bind()); a relu's are (0, 0).
     std::pair<float, float> finishBounds() const;
     /// The attribute with the op left to finish() as oneDNN's post-op, with these bounds.
@@ -61,6 +61,7 @@ private:
     dnnl::memory::desc m_perChannel; // an Affine's operands: (1, C, 1…)
     dnnl::primitive_attr m_attr;
     bool m_sum = false, m_own = false; // m_own: the last op is left to finish()
+    bool m_finishesFinite = false; // set(): finishesFinite()
     const Tensor* m_clipLo = nullptr; // a clip's bounds read at each run (PostOp::boundInputs)
     const Tensor* m_clipHi = nullptr;
     std::vector<int> m_binaryArgs; // argument ids of the per-channel operands, in list order
