@@ -28,6 +28,8 @@ Executor::Executor(std::shared_ptr<const Graph> graph, ExecFlags flags, KernelKi
         throw UsageError("static_shape requires static_alloc (hybridize(static_alloc=true, static_shape=true))");
     for (uint32_t v : m_graph->variables())
         m_variableEntries.push_back(m_graph->entryId(v, 0));
+    m_variableData.assign(m_variableEntries.size(), nullptr);
+    m_movedVariables.reserve(m_variableEntries.size());
 }
 
 Executor::~Executor() = default;
@@ -186,11 +188,21 @@ void Executor::plan(std::span<const Tensor> variables)
     for (const NodeEntry& h : g.heads())
         ++m_useCount[g.entryId(h)];
     // Pointer tables into m_values (sized once above, so the pointers stay valid).
-    m_variableInputs.clear();
-    for (uint32_t i = 0; i < m_inEntries.size(); ++i) {
+    for (uint32_t i = 0; i < m_inEntries.size(); ++i)
         m_inPtrs.push_back(&m_values[m_inEntries[i]]);
-        if (m_isVariableEntry[m_inEntries[i]])
-            m_variableInputs.push_back(i);
+    m_variableInputs.clear();
+    m_variableInputBegin.assign(1, 0);
+    {
+        std::vector<std::vector<uint32_t>> readers(m_variableEntries.size());
+        std::vector<int64_t> variableOf(m_values.size(), -1);
+        for (size_t v = 0; v < m_variableEntries.size(); ++v)
+            variableOf[m_variableEntries[v]] = static_cast<int64_t>(v);
+        for (uint32_t i = 0; i < m_inEntries.size(); ++i)
+            if (const int64_t v = variableOf[m_inEntries[i]]; v >= 0) readers[static_cast<size_t>(v)].push_back(i);
+        for (const std::vector<uint32_t>& r : readers) {
+            m_variableInputs.insert(m_variableInputs.end(), r.begin(), r.end());
+            m_variableInputBegin.push_back(static_cast<uint32_t>(m_variableInputs.size()));
+        }
     }
     m_outPtrs.resize(m_values.size());
     for (size_t e = 0; e < m_values.size(); ++e)
@@ -257,7 +269,7 @@ OpEvent Executor::makeEvent(uint32_t stepIndex, OpPhase phase, const TensorView*
     const Step& s = m_steps[stepIndex];
     const bool after = phase == OpPhase::After;
     return OpEvent { *m_graph, s.node, m_graph->node(s.node), phase, std::span<const TensorView>(inViews, s.inCount),
-        std::span<const TensorView>(outViews, after ? s.outCount : 0), after ? m_firstCallAfter : !s.called };
+        std::span<const TensorView>(outViews, after ? s.outCount : 0), firstCall(s, after) };
 }
 
 void Executor::makeEvents()
@@ -295,7 +307,7 @@ bool Executor::notify(uint32_t stepIndex)
         }();
     }
     OpEvent& ev = m_events[slot];
-    ev.firstCall = after ? m_firstCallAfter : !m_steps[stepIndex].called;
+    ev.firstCall = firstCall(m_steps[stepIndex], after);
     return callObservers(ev);
 }
 
@@ -357,9 +369,8 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
     // copy), so that a variable given again (a block's parameters) costs no reference counting and
     // keeps its views. The plan holds (made again above otherwise), so a held variable has the
     // shape and type of the one given: the same storage and start make it the same tensor.
-    bool moved = false;
-    m_variableData.resize(variables.size());
-    for (size_t v = 0; v < variables.size(); ++v) {
+    m_movedVariables.clear();
+    for (uint32_t v = 0; v < variables.size(); ++v) {
         Tensor& held = m_values[m_variableEntries[v]];
         if (keep && held.sharesStorageWith(variables[v])) {
             const void* data = variables[v].view().raw();
@@ -369,7 +380,7 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
             m_variableData[v] = keep ? variables[v].view().raw() : nullptr;
         }
         held = variables[v];
-        moved = true;
+        m_movedVariables.push_back(v);
     }
     computeFolds();
 
@@ -393,12 +404,13 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
             for (size_t i = 0; i < m_inEntries.size(); ++i)
                 m_inViewsFlat[i] = m_entryViews[m_inEntries[i]];
             makeEvents();
-        } else if (moved) {
+        } else {
             // The plan's shapes and types hold (checked above), so a variable at the same address
-            // as last run has the same view: only moved ones are made again.
-            for (uint32_t i : m_variableInputs) {
-                const Tensor& t = m_values[m_inEntries[i]];
-                if (t.view().raw() != m_inViewsFlat[i].raw()) m_inViewsFlat[i] = t.view();
+            // as last run has the same view: only the inputs reading moved ones are made again.
+            for (uint32_t v : m_movedVariables) {
+                const TensorView view = m_values[m_variableEntries[v]].view();
+                for (uint32_t k = m_variableInputBegin[v]; k < m_variableInputBegin[v + 1]; ++k)
+                    m_inViewsFlat[m_variableInputs[k]] = view;
             }
         }
         m_viewsReady = true;

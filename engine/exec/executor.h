@@ -27,7 +27,9 @@ struct ExecFlags {
     /// connected layer, the chain of nodes that alone read its output: an inference BatchNorm
     /// (per-channel scale and shift), an add of a residual ready before it, relu, sigmoid, tanh,
     /// gelu and clip (a clip keeping NaN: after the store, or inside oneDNN's primitive on a run
-    /// whose product cannot be NaN; exec/fusion_rules.h).
+    /// whose product cannot be NaN; exec/fusion_rules.h). Into ONNX's MatMul and Gemm: a bias
+    /// along the last axis, a residual, relu, sigmoid, tanh, clip and the five nodes of an
+    /// exported GELU (Div, Erf, Add, Mul, Mul), with the arithmetic of the nodes they replace.
     /// A node an observer wants is never fused away: its inputs and outputs exist as without fusion.
     /// Then, with fuse: a tensor only oneDNN convolutions and poolings write and read, none of
     /// them watched, stays in their layout (nChw16c, nhwc…) between them instead of being
@@ -163,6 +165,7 @@ private:
     struct FusionCandidate {
         uint32_t producer; // step indexes
         std::vector<uint32_t> consumers;
+        std::vector<std::vector<uint32_t>> parts; // per consumer, the steps before it its post-op also replaces
         std::vector<PostOp> ops; // one per consumer
         std::vector<const Tensor*> extra; // what the post-ops read, in their order
         struct Fold {
@@ -174,6 +177,8 @@ private:
         size_t fusedCount = 0;
     };
     size_t unwatchedPrefix(const FusionCandidate& c) const;
+    // OpEvent::firstCall: before, the step has not run since the plan; after, it just ran for the first time.
+    bool firstCall(const Step& s, bool after) const { return after ? m_firstCallAfter : !s.called; }
     // No observer wants the step and it runs in float32: fusion and layouts may change it.
     bool stepIsFree(const Step& s) const
     {
@@ -236,9 +241,12 @@ private:
     std::vector<TensorView> m_entryViews; // by entry id
     std::vector<TensorView> m_inViewsFlat; // parallel to m_inEntries
     std::vector<OpEvent> m_events; // by step and phase, over those views (firstCall set at each call)
-    std::vector<uint32_t> m_variableInputs; // indexes into m_inEntries of inputs that are variables
+    // Per variable v, the indexes into m_inEntries of the inputs that read it: m_variableInputs
+    // from m_variableInputBegin[v] to m_variableInputBegin[v + 1].
+    std::vector<uint32_t> m_variableInputs, m_variableInputBegin;
     std::vector<uint32_t> m_variableEntries; // the entry of each of the graph's variables, in order
     std::vector<const void*> m_variableData; // where each held variable's elements start
+    std::vector<uint32_t> m_movedVariables; // this run's variables other than the last run's
     bool m_viewsReady = false;
     bool m_anyWants = false;
     int64_t m_peakBytes = 0;

@@ -14,8 +14,11 @@ std::vector<uint32_t> Executor::fusedWith(uint32_t nodeId) const
     std::vector<uint32_t> out;
     for (const FusionCandidate& c : m_candidates)
         if (m_steps[c.producer].node == nodeId)
-            for (size_t k = 0; k < c.fusedCount; ++k)
+            for (size_t k = 0; k < c.fusedCount; ++k) {
+                for (uint32_t part : c.parts[k])
+                    out.push_back(m_steps[part].node);
                 out.push_back(m_steps[c.consumers[k]].node);
+            }
     return out;
 }
 
@@ -25,7 +28,7 @@ size_t Executor::unwatchedPrefix(const FusionCandidate& c) const
     const auto free = [this](uint32_t step) { return stepIsFree(m_steps[step]); };
     if (!free(c.producer)) return 0;
     size_t n = 0;
-    while (n < c.consumers.size() && free(c.consumers[n]))
+    while (n < c.consumers.size() && free(c.consumers[n]) && std::all_of(c.parts[n].begin(), c.parts[n].end(), free))
         ++n;
     return n;
 }
@@ -53,6 +56,10 @@ void Executor::fuseCandidate(FusionCandidate& c)
         m_inPtrs.begin() + producer.inBegin + producer.inCount);
     m_fusedInPtrs.insert(m_fusedInPtrs.end(), c.extra.begin(), c.extra.begin() + static_cast<std::ptrdiff_t>(extras));
     for (size_t k = 0; k < n; ++k) {
+        for (uint32_t step : c.parts[k]) {
+            m_steps[step].absorbed = true;
+            m_fusedInto[m_steps[step].node] = producer.node;
+        }
         m_steps[c.consumers[k]].absorbed = true;
         m_fusedInto[m_steps[c.consumers[k]].node] = producer.node;
     }
@@ -83,6 +90,9 @@ void Executor::fuse()
         size_t bound = 0; // the next of chain.bounds
         for (size_t k = 0; k < chain.consumers.size(); ++k) {
             cand.consumers.push_back(static_cast<uint32_t>(stepOf[chain.consumers[k]]));
+            std::vector<uint32_t>& parts = cand.parts.emplace_back();
+            for (uint32_t id : chain.parts[k])
+                parts.push_back(static_cast<uint32_t>(stepOf[id]));
             if (chain.ops[k].kind == PostOp::Kind::Sum || chain.ops[k].kind == PostOp::Kind::Bias) {
                 cand.extra.push_back(&m_values[static_cast<size_t>(chain.residuals[k])]);
             } else if (chain.ops[k].kind == PostOp::Kind::Affine) {
@@ -92,7 +102,7 @@ void Executor::fuse()
                 cand.extra.push_back(&scale);
                 cand.extra.push_back(&shift);
             } else {
-                for (int b = 0; b < chain.ops[k].extraInputs(); ++b) // a clip's bounds
+                for (int b = 0; b < chain.ops[k].extraInputs(); ++b) // a clip's bounds, a GELU's scalars
                     cand.extra.push_back(&m_values[chain.bounds[bound++]]);
             }
         }

@@ -3,6 +3,7 @@
 #include "ops/attrs.h"
 #include "ops/onnx/onnx_op.h"
 
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -123,6 +124,82 @@ void normalizationAffine(const Node& n, const Tensor& gamma, const Tensor& beta,
     }
 }
 
+namespace {
+bool onnxNode(const Node& n, const char* op, size_t inputs)
+{
+    return !n.isVariable() && n.onnx && n.op == op && n.inputs.size() == inputs && n.numOutputs == 1;
+}
+
+// A GELU as exporters write it (PyTorch's erf form), reading `cur`:
+//   Div(cur, a) -> Erf -> Add(., b) -> Mul(cur, .) -> Mul(., c)
+// with a, b and c single float32 values ready before `producer` runs, and every value but the last
+// read by the next node alone and of cur's shape. Operands of Add and Mul in either order.
+struct GeluGroup {
+    std::array<uint32_t, 5> nodes; // Div, Erf, Add, Mul, Mul
+    std::array<uint32_t, 3> scalars; // a, b, c
+};
+
+std::optional<GeluGroup> geluGroup(const Graph& g, uint32_t cur, uint32_t producer, std::span<const uint32_t> uses,
+    std::span<const std::vector<uint32_t>> readers, std::span<const uint32_t> entryNode, std::span<const Shape> shapes,
+    std::span<const DType> types)
+{
+    if (uses[cur] != 2 || readers[cur].size() != 2) return std::nullopt;
+    const auto in = [&](uint32_t id, size_t k) { return g.entryId(g.node(id).inputs[k]); };
+    const auto out = [&](uint32_t id) { return g.entryId(id, 0); };
+    const auto same = [&](uint32_t e) { return types[e] == DType::Float32 && shapes[e] == shapes[cur]; };
+    const auto scalar = [&](uint32_t e) {
+        return (g.node(entryNode[e]).isVariable() || entryNode[e] < producer) && types[e] == DType::Float32
+            && shapes[e].size() == 1;
+    };
+    const auto next = [&](uint32_t id) -> int64_t { // the node that alone reads id's output
+        const uint32_t e = out(id);
+        return same(e) && uses[e] == 1 && readers[e].size() == 1 ? static_cast<int64_t>(readers[e][0]) : -1;
+    };
+    // The other operand of a two-input node one of whose operands is `e`, or -1.
+    const auto other = [&](uint32_t id, uint32_t e) -> int64_t {
+        const uint32_t a = in(id, 0), b = in(id, 1);
+        if (a == b) return -1;
+        return a == e ? static_cast<int64_t>(b) : b == e ? static_cast<int64_t>(a) : -1;
+    };
+    GeluGroup grp {};
+    const bool divFirst = onnxNode(g.node(readers[cur][0]), "Div", 2) && in(readers[cur][0], 0) == cur;
+    grp.nodes[0] = readers[cur][divFirst ? 0 : 1];
+    grp.nodes[3] = readers[cur][divFirst ? 1 : 0];
+    if (!onnxNode(g.node(grp.nodes[0]), "Div", 2) || in(grp.nodes[0], 0) != cur || !scalar(in(grp.nodes[0], 1)))
+        return std::nullopt;
+    grp.scalars[0] = in(grp.nodes[0], 1);
+    const int64_t erf = next(grp.nodes[0]);
+    if (erf < 0 || !onnxNode(g.node(static_cast<uint32_t>(erf)), "Erf", 1)) return std::nullopt;
+    grp.nodes[1] = static_cast<uint32_t>(erf);
+    const int64_t add = next(grp.nodes[1]);
+    if (add < 0 || !onnxNode(g.node(static_cast<uint32_t>(add)), "Add", 2)) return std::nullopt;
+    grp.nodes[2] = static_cast<uint32_t>(add);
+    const int64_t b = other(grp.nodes[2], out(grp.nodes[1]));
+    if (b < 0 || !scalar(static_cast<uint32_t>(b))) return std::nullopt;
+    grp.scalars[1] = static_cast<uint32_t>(b);
+    if (next(grp.nodes[2]) != static_cast<int64_t>(grp.nodes[3]) || !onnxNode(g.node(grp.nodes[3]), "Mul", 2)
+        || other(grp.nodes[3], out(grp.nodes[2])) != static_cast<int64_t>(cur))
+        return std::nullopt;
+    const int64_t mul = next(grp.nodes[3]);
+    if (mul < 0 || !onnxNode(g.node(static_cast<uint32_t>(mul)), "Mul", 2)) return std::nullopt;
+    grp.nodes[4] = static_cast<uint32_t>(mul);
+    const int64_t c = other(grp.nodes[4], out(grp.nodes[3]));
+    if (c < 0 || !scalar(static_cast<uint32_t>(c)) || !same(out(grp.nodes[4]))) return std::nullopt;
+    grp.scalars[2] = static_cast<uint32_t>(c);
+    return grp;
+}
+}
+
+std::vector<uint32_t> Chain::nodes() const
+{
+    std::vector<uint32_t> out;
+    for (size_t k = 0; k < consumers.size(); ++k) {
+        if (k < parts.size()) out.insert(out.end(), parts[k].begin(), parts[k].end());
+        out.push_back(consumers[k]);
+    }
+    return out;
+}
+
 std::vector<Chain> chains(const Graph& g, std::span<const Shape> shapes, std::span<const DType> types, bool training)
 {
     const size_t entries = shapes.size();
@@ -167,7 +244,20 @@ std::vector<Chain> chains(const Graph& g, std::span<const Shape> shapes, std::sp
         };
         uint32_t cur = g.entryId(c, 0);
         bool sum = false;
-        for (int64_t r; (r = soleReader(cur)) >= 0;) {
+        for (;;) {
+            if (product) {
+                if (const auto gelu = geluGroup(g, cur, c, uses, readers, entryNode, shapes, types)) {
+                    chain.ops.push_back(PostOp { PostOp::Kind::GeluParts });
+                    chain.consumers.push_back(gelu->nodes[4]);
+                    chain.parts.emplace_back(gelu->nodes.begin(), gelu->nodes.begin() + 4);
+                    chain.residuals.push_back(-1);
+                    chain.bounds.insert(chain.bounds.end(), gelu->scalars.begin(), gelu->scalars.end());
+                    cur = g.entryId(gelu->nodes[4], 0);
+                    continue;
+                }
+            }
+            const int64_t r = soleReader(cur);
+            if (r < 0) break;
             const auto id = static_cast<uint32_t>(r);
             const Node& n = g.node(id);
             const uint32_t out0 = g.entryId(id, 0);
@@ -222,6 +312,7 @@ std::vector<Chain> chains(const Graph& g, std::span<const Shape> shapes, std::sp
                 break;
             }
             chain.consumers.push_back(id);
+            chain.parts.emplace_back();
             chain.residuals.push_back(residual);
             cur = out0;
             if (chain.ops.back().keepNaN) break; // the kernel applies it after storing: nothing after it
@@ -257,6 +348,9 @@ std::string describe(const Graph& g, const Chain& chain)
             break;
         case PostOp::Kind::Gelu:
             out += "gelu";
+            break;
+        case PostOp::Kind::GeluParts:
+            out += "gelu (Div, Erf, Add, Mul, Mul)";
             break;
         case PostOp::Kind::Clip:
             out += "clip";

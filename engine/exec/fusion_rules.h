@@ -41,10 +41,17 @@ void normalizationAffine(const Node& node, const Tensor& gamma, const Tensor& be
 /// producer's kernel when no observer watches them (as far as the kernel takes the post-ops).
 struct Chain {
     uint32_t producer = 0; ///< node ids
-    std::vector<uint32_t> consumers;
+    std::vector<uint32_t> consumers; ///< per post-op, the node whose output it gives
     std::vector<PostOp> ops; ///< one per consumer
     std::vector<int64_t> residuals; ///< per consumer: the entry a Sum or Bias adds, else -1
-    std::vector<uint32_t> bounds; ///< the entries clips read as bounds (PostOp::boundInputs), in chain order
+    /// The scalar entries element-wise post-ops read at each run, in chain order: a clip's bounds
+    /// (PostOp::boundInputs), a GELU's divisor, addend and factor.
+    std::vector<uint32_t> bounds;
+    /// Per consumer, the nodes before it that its post-op also replaces, in graph order: a GELU's
+    /// Div, Erf, Add and first Mul (its consumer is the last Mul). Empty for a post-op of one node.
+    std::vector<std::vector<uint32_t>> parts;
+    /// Every node the chain folds, in order: each post-op's parts, then its consumer.
+    std::vector<uint32_t> nodes() const;
 };
 
 /// Every chain of a graph with these entry shapes and types (by Graph::entryId), for a training

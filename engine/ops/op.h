@@ -43,6 +43,10 @@ struct PostOp {
         Sum, ///< x + r: one more input r of the output's shape (a residual connection)
         Affine, ///< x·scale[c] + shift[c] per channel (axis 1): two more inputs of shape (C) (a folded BatchNorm)
         Bias, ///< x + b[j] along the last axis: one more input of N elements (a linear layer's bias)
+        /// (x / a, then erf, + b, · x, · c), each step rounded to float: the Div, Erf, Add, Mul and Mul
+        /// that ONNX exporters write for GELU (a = √2, b = 1, c = ½). Three more inputs, the scalars
+        /// a, b and c, read at each run.
+        GeluParts,
     };
     Kind kind = Kind::Relu;
     float lo = 0.0f, hi = 0.0f; ///< Clip's bounds
@@ -58,6 +62,7 @@ struct PostOp {
     int extraInputs() const
     {
         if (kind == Kind::Clip) return (boundInputs & 1) + ((boundInputs >> 1) & 1);
+        if (kind == Kind::GeluParts) return 3;
         return kind == Kind::Sum || kind == Kind::Bias ? 1 : kind == Kind::Affine ? 2 : 0;
     }
 };

@@ -34,7 +34,7 @@ void MainWindow::showModelGraph(const ModelInfo& model)
     for (const fusion::Chain& c : model.fusionChains) {
         FusionGroup f;
         f.nodes << QString::fromStdString(model.graph->node(c.producer).name);
-        for (uint32_t id : c.consumers)
+        for (uint32_t id : c.nodes())
             f.nodes << QString::fromStdString(model.graph->node(id).name);
         f.tip = tr("<b>Fused when nothing watches them:</b> %1<br>%2 folded into the %3, run by its kernel "
                    "(opscope-cli run and bench, static_alloc). Here every node is watched, so each runs on its own.")

@@ -22,6 +22,11 @@ using namespace opscope::test;
 namespace fs = std::filesystem;
 
 namespace {
+std::string samplesOnnx(const std::string& file)
+{
+    return (fs::path(OPSCOPE_FIXTURES_DIR) / ".." / ".." / "samples" / "onnx" / file).lexically_normal().string();
+}
+
 std::vector<std::string> models()
 {
     std::vector<std::string> m;
@@ -32,6 +37,8 @@ std::vector<std::string> models()
     m.push_back(fixture("onnx/conv_bn_chain.onnx"));
     m.push_back(fixture("onnx/conv_clip_chain.onnx"));
     m.push_back(fixture("onnx/matmul_chain.onnx"));
+    m.push_back(fixture("onnx/matmul_gelu.onnx"));
+    m.push_back(samplesOnnx("transformer.onnx"));
     return m;
 }
 
@@ -122,6 +129,21 @@ TEST(FusionCli, BenchNamesTheFusedGroups)
     EXPECT_EQ(p.at("shared_tensors"), 0) << "without fusion every tensor has a buffer of its own";
     EXPECT_EQ(p.at("shared_buffer_bytes"), 0);
     EXPECT_EQ(p.at("ops").size(), f.at("ops").size() + 1) << "the relu runs on its own";
+}
+
+TEST(FusionCli, TheTransformersLinearLayersTakeTheirBiasAndExportedGelu)
+{
+    const fs::path dir = tempDir("fusion_gelu");
+    Result r = run("bench " + samplesOnnx("transformer.onnx") + " --repeat 1 --warmup 0 --json " + (dir / "f.json").string());
+    ASSERT_EQ(r.status, 0) << lastStderr();
+    auto groups = fusedGroups(readJson(dir / "f.json"));
+    using V = std::vector<std::string>;
+    for (const std::string layer : { "/encoder/layers.0", "/encoder/layers.1" }) {
+        EXPECT_EQ(groups[layer + "/linear1/MatMul"],
+            (V { layer + "/linear1/Add", layer + "/Div", layer + "/Erf", layer + "/Add_1", layer + "/Mul", layer + "/Mul_1" }));
+        EXPECT_FALSE(groups.count(layer + "/Erf")) << "a fused node is timed inside its group";
+    }
+    EXPECT_NE(r.out.find("MatMul+Add+Div+Erf+Add+Mul+Mul"), std::string::npos) << r.out;
 }
 
 TEST(FusionCli, BatchNormalizationAndActivationsFoldIntoTheirConvolutions)

@@ -21,8 +21,8 @@ namespace opscope::dnnlutil {
 /// primitive on runs whose product is finite: attrWithFinish, dnnlutil::FiniteInput).
 class PostOpList {
 public:
-    /// At most one sum (its residual goes into the destination before the run) and a NaN-keeping
-    /// relu or clip only at the end.
+    /// At most one sum (its residual goes into the destination before the run), a NaN-keeping
+    /// relu or clip only at the end, and neither a matrix product's bias nor a GELU in pieces.
     static bool takes(std::span<const PostOp> ops);
 
     /// The list for a destination of rank `outputRank` with `channels` on axis 1.

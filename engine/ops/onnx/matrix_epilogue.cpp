@@ -53,6 +53,16 @@ void MatrixEpilogue::apply(Tensor& out, std::span<const Tensor* const> extra)
             size_t b = k;
             s.lo = (op.boundInputs & 1) ? extra[b++]->view().data()[0] : op.lo;
             s.hi = (op.boundInputs & 2) ? extra[b]->view().data()[0] : op.hi;
+        } else if (op.kind == K::GeluParts) {
+            for (size_t j = 0; j < 3; ++j) {
+                const Tensor& t = *extra[k + j];
+                if (t.dtype() != DType::Float32 || t.size() != 1)
+                    throw ShapeError("fused GELU's " + std::string(j == 0 ? "divisor" : j == 1 ? "addend" : "factor") + " "
+                        + t.shape().str() + " " + dtypeName(t.dtype()) + ": expected one float32 value");
+            }
+            s.a = extra[k]->view().data()[0];
+            s.lo = extra[k + 1]->view().data()[0];
+            s.hi = extra[k + 2]->view().data()[0];
         }
         k += static_cast<size_t>(op.extraInputs());
     }
@@ -85,6 +95,13 @@ void MatrixEpilogue::apply(Tensor& out, std::span<const Tensor* const> extra)
             case K::Clip:
                 for (int64_t j = 0; j < n; ++j)
                     r[j] = clipValue(r[j], s.lo, s.hi);
+                break;
+            case K::GeluParts: // Div, Erf, Add, Mul, Mul: the operands' order does not change a float + or ·
+                for (int64_t j = 0; j < n; ++j) {
+                    const float x = r[j];
+                    const float e = std::erf(x / s.a) + s.lo;
+                    r[j] = (x * e) * s.hi;
+                }
                 break;
             case K::Gelu:
             case K::Affine:

@@ -2,8 +2,9 @@
 
 // Post-ops (Kernel::setPostOps) that ONNX's MatMul and Gemm apply to their float32 output row by
 // row, while the row is in cache: the nodes the executor fuses after a matrix product (a bias add,
-// a residual add, Relu, Sigmoid, Tanh, Clip), each with the arithmetic of the node it replaces, so
-// fused values equal unfused ones bit for bit.
+// a residual add, Relu, Sigmoid, Tanh, Clip, and GELU as exporters write it: Div, Erf, Add, Mul,
+// Mul), each with the arithmetic of the nodes it replaces, so fused values equal unfused ones bit
+// for bit.
 
 #include "ops/op.h"
 
@@ -14,7 +15,7 @@ namespace opscope::onnx_ops {
 
 class MatrixEpilogue {
 public:
-    /// Takes a list of Bias, Sum, Relu (ONNX's: NaN gives 0), Sigmoid, Tanh and Clip in any order;
+    /// Takes a list of Bias, Sum, Relu (ONNX's: NaN gives 0), Sigmoid, Tanh, Clip and GeluParts in any order;
     /// refuses (and then holds none) a list with anything else (Affine, Gelu, a NaN-keeping relu:
     /// no ONNX node folds as those).
     bool set(std::span<const PostOp> ops);
@@ -23,7 +24,7 @@ public:
     size_t extraInputs() const { return m_extra; }
     /// Applies the list to `out`, rows of its last dimension, reading what the post-ops read from
     /// `extra` in list order: a bias of that many elements, a residual of out's size, a clip's
-    /// scalar bounds. Throws ShapeError or TypeError naming what does not fit.
+    /// scalar bounds, a GELU's three scalars. Throws ShapeError or TypeError naming what does not fit.
     void apply(Tensor& out, std::span<const Tensor* const> extra);
     /// `extra` with each input that shares storage with `out` replaced by a copy taken now, before
     /// the product writes `out`: a caller may feed a previous run's output buffer back as the
@@ -35,7 +36,8 @@ private:
     struct Step {
         PostOp op;
         const float* operand = nullptr; // a bias or a residual
-        float lo = 0, hi = 0;
+        float lo = 0, hi = 0; // a clip's bounds; GeluParts: the addend and the factor
+        float a = 1; // GeluParts: the divisor
     };
     std::vector<PostOp> m_ops;
     std::vector<Step> m_steps; // one per post-op, sized by set()
