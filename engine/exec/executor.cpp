@@ -28,7 +28,6 @@ Executor::Executor(std::shared_ptr<const Graph> graph, ExecFlags flags, KernelKi
         throw UsageError("static_shape requires static_alloc (hybridize(static_alloc=true, static_shape=true))");
     for (uint32_t v : m_graph->variables())
         m_variableEntries.push_back(m_graph->entryId(v, 0));
-    m_variableData.assign(m_variableEntries.size(), nullptr);
     m_movedVariables.reserve(m_variableEntries.size());
 }
 
@@ -372,13 +371,7 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
     m_movedVariables.clear();
     for (uint32_t v = 0; v < variables.size(); ++v) {
         Tensor& held = m_values[m_variableEntries[v]];
-        if (keep && held.sharesStorageWith(variables[v])) {
-            const void* data = variables[v].view().raw();
-            if (data == m_variableData[v]) continue;
-            m_variableData[v] = data;
-        } else {
-            m_variableData[v] = keep ? variables[v].view().raw() : nullptr;
-        }
+        if (keep && held.sameStartAs(variables[v])) continue;
         held = variables[v];
         m_movedVariables.push_back(v);
     }

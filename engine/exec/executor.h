@@ -245,7 +245,6 @@ private:
     // from m_variableInputBegin[v] to m_variableInputBegin[v + 1].
     std::vector<uint32_t> m_variableInputs, m_variableInputBegin;
     std::vector<uint32_t> m_variableEntries; // the entry of each of the graph's variables, in order
-    std::vector<const void*> m_variableData; // where each held variable's elements start
     std::vector<uint32_t> m_movedVariables; // this run's variables other than the last run's
     bool m_viewsReady = false;
     bool m_anyWants = false;

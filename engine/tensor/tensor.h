@@ -94,6 +94,12 @@ public:
     void fillWith(double value) const;
 
     bool sharesStorageWith(const Tensor& other) const { return m_storage && m_storage == other.m_storage; }
+    /// Both view the same storage from the same element: with the same shape and type, they are
+    /// the same tensor.
+    bool sameStartAs(const Tensor& other) const
+    {
+        return m_storage && m_storage == other.m_storage && m_offset == other.m_offset;
+    }
     /// Bytes of the underlying buffer (not of this view).
     size_t storageBytes() const;
 

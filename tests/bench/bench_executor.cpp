@@ -8,6 +8,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include <chrono>
+
 using namespace opscope;
 
 namespace {
@@ -28,48 +30,61 @@ struct NoopObserver : ExecutionObserver {
     }
 };
 
-// The prepared kernels of the chain called in a plain loop: the cost of the ops themselves.
-void BM_Chain_KernelsOnly(benchmark::State& state)
-{
-    auto g = bench::tinyChain();
-    auto vars = bench::randomVariables(*g, Shape({ 2, 16 }));
-    std::vector<Shape> vs;
-    for (auto& v : vars)
-        vs.push_back(v.shape());
-    const auto shapes = g->inferShapes(vs);
-    std::vector<Tensor> values(g->numEntries());
-    for (size_t i = 0; i < vars.size(); ++i)
-        values[g->entryId(g->variables()[i], 0)] = vars[i];
+// The prepared kernels of the chain, called in a plain loop: the cost of the ops themselves.
+class ChainKernels {
+public:
+    explicit ChainKernels(const Graph& g, const std::vector<Tensor>& vars)
+        : m_values(g.numEntries())
+    {
+        std::vector<Shape> vs;
+        for (auto& v : vars)
+            vs.push_back(v.shape());
+        const auto shapes = g.inferShapes(vs);
+        for (size_t i = 0; i < vars.size(); ++i)
+            m_values[g.entryId(g.variables()[i], 0)] = vars[i];
+        for (uint32_t id = 0; id < g.size(); ++id) {
+            const Node& n = g.node(id);
+            if (n.isVariable()) continue;
+            Call c;
+            std::vector<Shape> ins, outs;
+            for (auto& e : n.inputs) {
+                c.in.push_back(&m_values[g.entryId(e)]);
+                ins.push_back(shapes[g.entryId(e)]);
+            }
+            m_values[g.entryId(id, 0)] = Tensor(shapes[g.entryId(id, 0)]);
+            outs.push_back(shapes[g.entryId(id, 0)]);
+            c.out.push_back(&m_values[g.entryId(id, 0)]);
+            c.k = n.def->makeKernel(*n.params, ins, outs, KernelKind::Auto);
+            m_calls.push_back(std::move(c));
+        }
+    }
+    size_t size() const { return m_calls.size(); }
+    void run()
+    {
+        for (auto& c : m_calls)
+            c.k->run(c.in, c.out, m_ctx);
+        benchmark::ClobberMemory();
+    }
+
+private:
     struct Call {
         std::unique_ptr<Kernel> k;
         std::vector<const Tensor*> in;
         std::vector<Tensor*> out;
     };
-    std::vector<Call> calls;
-    for (uint32_t id = 0; id < g->size(); ++id) {
-        const Node& n = g->node(id);
-        if (n.isVariable())
-            continue;
-        Call c;
-        std::vector<Shape> ins, outs;
-        for (auto& e : n.inputs) {
-            c.in.push_back(&values[g->entryId(e)]);
-            ins.push_back(shapes[g->entryId(e)]);
-        }
-        values[g->entryId(id, 0)] = Tensor(shapes[g->entryId(id, 0)]);
-        outs.push_back(shapes[g->entryId(id, 0)]);
-        c.out.push_back(&values[g->entryId(id, 0)]);
-        c.k = n.def->makeKernel(*n.params, ins, outs, KernelKind::Auto);
-        calls.push_back(std::move(c));
-    }
-    RunContext ctx;
-    for (auto _ : state) {
-        for (auto& c : calls)
-            c.k->run(c.in, c.out, ctx);
-        benchmark::ClobberMemory();
-    }
+    std::vector<Tensor> m_values;
+    std::vector<Call> m_calls;
+    RunContext m_ctx;
+};
+
+void BM_Chain_KernelsOnly(benchmark::State& state)
+{
+    auto g = bench::tinyChain();
+    ChainKernels kernels(*g, bench::randomVariables(*g, Shape({ 2, 16 })));
+    for (auto _ : state)
+        kernels.run();
     state.counters["ns_per_op"] = benchmark::Counter(
-        static_cast<double>(calls.size()), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+        static_cast<double>(kernels.size()), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_Chain_KernelsOnly);
 
@@ -98,6 +113,54 @@ void BM_Chain_Executor(benchmark::State& state)
         128.0, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_Chain_Executor)->ArgsProduct({ { 0, 1, 2 }, { 0, 1 } })->ArgNames({ "observer", "static_alloc" });
+
+// The executor's cost over the bare kernels measured in pairs: each iteration runs the chain's
+// kernels in a plain loop and the executor (static_alloc, no observer) over the same chain, in
+// alternating order, timing each; both halves of a pair run in the same moment of the machine, so
+// other work on it slows both alike. arg 0: fuse (off: the executor runs the very kernels of the
+// plain loop; on: a relu may run inside the fully connected layer before it).
+void BM_Chain_Paired(benchmark::State& state)
+{
+    auto g = bench::tinyChain();
+    const std::vector<Tensor> vars = bench::randomVariables(*g, Shape({ 2, 16 }));
+    ChainKernels kernels(*g, vars);
+    ExecFlags flags;
+    flags.static_alloc = true;
+    flags.fuse = state.range(0) == 1;
+    Executor exec(g, flags);
+    RunContext ctx;
+    exec.run(vars, ctx);
+    kernels.run();
+    size_t fused = 0;
+    for (uint32_t id = 0; id < g->size(); ++id)
+        fused += exec.fusedInto(id) >= 0 ? 1 : 0;
+    using Clock = std::chrono::steady_clock;
+    Clock::duration kernelTime {}, executorTime {};
+    bool kernelsFirst = true;
+    for (auto _ : state) {
+        for (int half = 0; half < 2; ++half) {
+            const bool plain = (half == 0) == kernelsFirst;
+            const auto t0 = Clock::now();
+            if (plain) {
+                kernels.run();
+            } else {
+                auto r = exec.run(vars, ctx);
+                benchmark::DoNotOptimize(r);
+            }
+            (plain ? kernelTime : executorTime) += Clock::now() - t0;
+        }
+        kernelsFirst = !kernelsFirst;
+    }
+    const auto perOp = [&](Clock::duration d) {
+        return static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count())
+            / static_cast<double>(state.iterations()) / static_cast<double>(kernels.size());
+    };
+    state.counters["kernels_ns_per_op"] = perOp(kernelTime);
+    state.counters["executor_ns_per_op"] = perOp(executorTime);
+    state.counters["overhead_pct"] = 100.0 * (perOp(executorTime) / perOp(kernelTime) - 1.0);
+    state.counters["fused_nodes"] = static_cast<double>(fused);
+}
+BENCHMARK(BM_Chain_Paired)->Arg(0)->Arg(1)->ArgName("fuse")->MinTime(0.5)->Repetitions(5)->ReportAggregatesOnly(true);
 
 // arg 0: 0 lenet, 1 resnet18; arg 1: batch; arg 2: 0 oneDNN (Auto), 1 reference kernels
 void BM_Network(benchmark::State& state)

@@ -84,6 +84,19 @@ if ex:
                 "static_alloc" if sa else "dynamic", label, v, 100 * (v / (k["ns_per_op"] * 1e9) - 1),
                 "—" if obs == 0 else "%+.2f %% (%+.1f ns/op)" % (100 * (v / base - 1), v - base)))
     executor += ["", "A no-op observer is called twice per op (before and after).", ""]
+    paired = [(f, ex.get("BM_Chain_Paired/fuse:%d" % f)) for f in (0, 1)]
+    if all(b for _, b in paired):
+        executor += ["Paired (`BM_Chain_Paired`, median of 5 repetitions): each iteration runs the bare kernels and "
+                     "the executor (static_alloc, no observer) over the same chain in alternating order, each timed; "
+                     "both halves of a pair run in the same moment of the machine, so other work on it slows both "
+                     "alike (the table above runs them apart, and moved by ±10 points between runs here).", "",
+                     "| fuse | nodes fused | kernels only ns per op | executor ns per op | executor's cost |",
+                     "|---|---|---|---|---|"]
+        for f, b in paired:
+            executor.append("| %s | %d | %.1f | %.1f | %+.1f %% |" % (
+                "on" if f else "off", b["fused_nodes"], b["kernels_ns_per_op"], b["executor_ns_per_op"],
+                b["overhead_pct"]))
+        executor.append("")
     lines += executor
 if ex and args.only is None:
     lines += ["## Networks", "", "Forward pass with `static_alloc`; GFLOP/s counts Convolution and FullyConnected "
