@@ -24,7 +24,8 @@ struct ExecFlags {
     int backward_bulk_size = 15;
     /// With static_alloc: fold what no observer watches into the kernel before it, as oneDNN
     /// post-ops (MXNet's MKLDNN subgraph backend did the same): into a convolution or a fully
-    /// connected layer, the chain of nodes that alone read its output: an inference BatchNorm
+    /// connected layer, the chain of nodes that alone read its output (a GELU's Div and Mul both
+    /// read the value before it): an inference BatchNorm
     /// (per-channel scale and shift), an add of a residual ready before it, relu, sigmoid, tanh,
     /// gelu and clip (a clip keeping NaN: after the store, or inside oneDNN's primitive on a run
     /// whose product cannot be NaN; exec/fusion_rules.h). Into ONNX's MatMul and Gemm: a bias
@@ -161,7 +162,8 @@ private:
         uint32_t extraBegin, extraCount;
     };
     // A convolution and the chain of nodes that alone read it, one after the other, each computable
-    // as a post-op; its first `fusedCount` run inside the convolution's kernel in the current plan.
+    // as a post-op (fusion::Chain: a GELU's five nodes as one); its first `fusedCount` run inside
+    // the convolution's kernel in the current plan.
     struct FusionCandidate {
         uint32_t producer; // step indexes
         std::vector<uint32_t> consumers;

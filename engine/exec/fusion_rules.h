@@ -37,8 +37,9 @@ void normalizationAffine(const Node& node, const Tensor& gamma, const Tensor& be
     const Tensor& var, Tensor& scale, Tensor& shift);
 
 /// A convolution (or fully connected layer, or matrix product) and the chain of nodes that alone
-/// read its output, one after the other, each computable as a post-op: what fusion runs inside the
-/// producer's kernel when no observer watches them (as far as the kernel takes the post-ops).
+/// read its output, one after the other, each computable as a post-op (a GELU's five nodes as one,
+/// its Div and first Mul both reading the value before it): what fusion runs inside the producer's
+/// kernel when no observer watches them (as far as the kernel takes the post-ops).
 struct Chain {
     uint32_t producer = 0; ///< node ids
     std::vector<uint32_t> consumers; ///< per post-op, the node whose output it gives
@@ -55,8 +56,8 @@ struct Chain {
 };
 
 /// Every chain of a graph with these entry shapes and types (by Graph::entryId), for a training
-/// run or not. A residual, and a clip's bounds, must be ready before the convolution runs (a
-/// variable, or made by a node before it in graph order).
+/// run or not. A residual, a clip's bounds and a GELU's three constants must be ready before the
+/// convolution runs (a variable, or made by a node before it in graph order).
 std::vector<Chain> chains(const Graph& g, std::span<const Shape> shapes, std::span<const DType> types, bool training);
 
 /// What a chain folds, for people: "BatchNorm (scale and shift), add (residual), relu".

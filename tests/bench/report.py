@@ -89,7 +89,8 @@ if ex:
         executor += ["Paired (`BM_Chain_Paired`, median of 5 repetitions): each iteration runs the bare kernels and "
                      "the executor (static_alloc, no observer) over the same chain in alternating order, each timed; "
                      "both halves of a pair run in the same moment of the machine, so other work on it slows both "
-                     "alike (the table above runs them apart, and moved by ±10 points between runs here).", "",
+                     "alike (the table above runs them apart, with fuse on, and moved by ±10 points between runs "
+                     "here). The executor's cost is the median over the repetitions of each one's ratio.", "",
                      "| fuse | nodes fused | kernels only ns per op | executor ns per op | executor's cost |",
                      "|---|---|---|---|---|"]
         for f, b in paired:

@@ -20,7 +20,7 @@ std::vector<std::vector<std::string>> groupNames(const ModelInfo& m)
     std::vector<std::vector<std::string>> out;
     for (const fusion::Chain& c : m.fusionChains) {
         std::vector<std::string> names { m.graph->node(c.producer).name };
-        for (uint32_t id : c.consumers)
+        for (uint32_t id : c.nodes())
             names.push_back(m.graph->node(id).name);
         out.push_back(names);
     }

@@ -96,7 +96,7 @@ void MatrixEpilogue::apply(Tensor& out, std::span<const Tensor* const> extra)
                 for (int64_t j = 0; j < n; ++j)
                     r[j] = clipValue(r[j], s.lo, s.hi);
                 break;
-            case K::GeluParts: // Div, Erf, Add, Mul, Mul: the operands' order does not change a float + or ·
+            case K::GeluParts: // Div, Erf, Add, Mul, Mul: the operands' order changes no float sum or product
                 for (int64_t j = 0; j < n; ++j) {
                     const float x = r[j];
                     const float e = std::erf(x / s.a) + s.lo;
