@@ -219,6 +219,42 @@ void Executor::plan(std::span<const Tensor> variables)
     recomputeWants();
     fuse();
     keepNativeLayouts();
+    makeUnobservedSteps();
+}
+
+void Executor::makeUnobservedSteps()
+{
+    m_unobservedSteps.clear();
+    for (uint32_t i = 0; i < m_steps.size(); ++i) {
+        const Step& s = m_steps[i];
+        if (s.absorbed) continue;
+        const std::span<const Tensor* const> in = runInputs(s);
+        m_unobservedSteps.push_back(UnobservedStep { s.kernel, in.data(), m_outPtrs.data() + s.runOut,
+            static_cast<uint32_t>(in.size()), s.outCount, i });
+    }
+    m_allCalled = false;
+}
+
+void Executor::runUnobserved(RunContext& ctx)
+{
+    const UnobservedStep* const steps = m_unobservedSteps.data();
+    const size_t n = m_unobservedSteps.size();
+    size_t i = 0;
+    try {
+        for (; i < n; ++i) {
+            const UnobservedStep& s = steps[i];
+            s.kernel->run(std::span<const Tensor* const>(s.in, s.inCount), std::span<Tensor* const>(s.out, s.outCount), ctx);
+        }
+    } catch (const Error& e) {
+        for (size_t k = 0; k < i; ++k)
+            m_steps[steps[k].step].called = true;
+        throw Error(m_graph->describe(m_steps[steps[i].step].node) + ": " + e.what());
+    }
+    if (!m_allCalled) {
+        for (size_t k = 0; k < n; ++k)
+            m_steps[steps[k].step].called = true;
+        m_allCalled = true;
+    }
 }
 
 void Executor::checkPlanFits()
@@ -332,9 +368,31 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
     if (variables.size() != g.variables().size())
         throw UsageError("graph has " + std::to_string(g.variables().size()) + " variables, "
             + std::to_string(variables.size()) + " tensors given");
+    bool allHeld = false; // set below
+    const auto replan = [&] {
+        const int64_t planBegin = prof ? nowNs() : 0;
+        plan(variables);
+        if (prof) prof->planNs = nowNs() - planBegin;
+        allHeld = false; // a new plan holds no variable
+    };
+    const bool keep = m_flags.static_alloc;
+    // Does the plan fit these variables (their shapes and types)? Under static_alloc the last run's
+    // variables stay held until this one (a reference, not a copy), so that a variable given again
+    // (a block's parameters) costs no reference counting and keeps its views. A held variable has
+    // the plan's shape and type (a new plan drops them), so one with the same storage, start, shape
+    // and type as the variable given fits and is already in place: the common case is this one pass.
     bool same = m_planned;
-    for (size_t v = 0; same && v < variables.size(); ++v)
-        same = variables[v].dtype() == m_types[m_variableEntries[v]] && sameShape(variables[v].shape(), m_planVariableShapes[v]);
+    allHeld = keep && same;
+    for (size_t v = 0; same && v < variables.size(); ++v) {
+        const Tensor& t = variables[v];
+        const uint32_t e = m_variableEntries[v];
+        if (allHeld) {
+            const Tensor& held = m_values[e];
+            if (held.sameStartAs(t) && held.dtype() == t.dtype() && sameShape(held.shape(), t.shape())) continue;
+            allHeld = false;
+        }
+        same = t.dtype() == m_types[e] && sameShape(t.shape(), m_planVariableShapes[v]);
+    }
     if (!same) {
         if (m_planned && m_flags.static_shape) {
             for (size_t v = 0; v < variables.size(); ++v)
@@ -342,38 +400,30 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
                     throw ShapeError(g.describe(g.variables()[v]) + ": static_shape executor was prepared for "
                         + m_planVariableShapes[v].str() + ", called with " + variables[v].shape().str());
         }
-        const int64_t planBegin = prof ? nowNs() : 0;
-        plan(variables);
-        if (prof) prof->planNs = nowNs() - planBegin;
+        replan();
     } else if (m_precisionDirty) {
-        const int64_t planBegin = prof ? nowNs() : 0;
-        plan(variables);
-        if (prof) prof->planNs = nowNs() - planBegin;
+        replan();
     } else if (m_fusionDirty || (m_trainingMatters && ctx.training != m_planTraining)) {
         // Observers changed what they watch (a fused node now watched, or a watched one no longer),
         // or a BatchNorm folded for inference now trains: kernels are made again; otherwise the
         // plan stands.
         m_fusionDirty = false;
         if (fusionStale() || (m_trainingMatters && ctx.training != m_planTraining)) {
-            const int64_t planBegin = prof ? nowNs() : 0;
-            plan(variables);
-            if (prof) prof->planNs = nowNs() - planBegin;
+            replan();
         } else if (storageStale()) {
             m_buffersReady = false; // a tensor now seen gets a buffer of its own
         }
     }
     if (prof) prof->steps.reserve(m_steps.size());
-    const bool keep = m_flags.static_alloc;
-    // Under static_alloc the last run's variables stay held until this one (a reference, not a
-    // copy), so that a variable given again (a block's parameters) costs no reference counting and
-    // keeps its views. The plan holds (made again above otherwise), so a held variable has the
-    // shape and type of the one given: the same storage and start make it the same tensor.
+    // The variables not already in place (all of them without static_alloc). The plan holds (made
+    // again above otherwise), so a held variable has the shape and type of the one given: the same
+    // storage and start make it the same tensor.
     m_movedVariables.clear();
-    for (uint32_t v = 0; v < variables.size(); ++v) {
+    for (uint32_t v = 0; !allHeld && v < variables.size(); ++v) {
         Tensor& held = m_values[m_variableEntries[v]];
         if (keep && held.sameStartAs(variables[v])) continue;
         held = variables[v];
-        m_movedVariables.push_back(v);
+        if (keep) m_movedVariables.push_back(v); // only static_alloc keeps views to refresh
     }
     computeFolds();
 
@@ -412,7 +462,10 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
     }
 
     RunResult result;
-    const uint32_t nsteps = static_cast<uint32_t>(m_steps.size());
+    // Nothing watched, profiled or allocated per run: the kernels alone.
+    const bool unobserved = keep && !m_anyWants && !prof;
+    if (unobserved) runUnobserved(ctx);
+    const uint32_t nsteps = unobserved ? 0 : static_cast<uint32_t>(m_steps.size());
     for (uint32_t i = 0; i < nsteps; ++i) {
         const Step& s = m_steps[i];
         if (s.absorbed) continue; // computed by the kernel it was fused into

@@ -140,6 +140,8 @@ private:
     bool storageStale() const;
     void allocateBuffers();
     template <OpPhase P> bool notify(uint32_t stepIndex);
+    void makeUnobservedSteps();
+    void runUnobserved(RunContext& ctx);
     OpEvent makeEvent(uint32_t stepIndex, OpPhase phase, const TensorView* inViews, const TensorView* outViews) const;
     void makeEvents();
 
@@ -254,6 +256,17 @@ private:
     std::vector<int64_t> m_prepareByNode;
     uint64_t m_planGeneration = 0;
     bool m_firstCallAfter = false; // the step that just ran ran for the first time since the plan
+    // The kernels to run, with what they read and write, when nothing is watched, profiled or
+    // allocated per run (runUnobserved): the step loop without its checks. Made with the plan.
+    struct UnobservedStep {
+        Kernel* kernel;
+        const Tensor* const* in;
+        Tensor* const* out;
+        uint32_t inCount, outCount;
+        uint32_t step; // in m_steps
+    };
+    std::vector<UnobservedStep> m_unobservedSteps;
+    bool m_allCalled = false; // every step that runs has run since the plan (Step::called)
     RunProfile* m_profile = nullptr;
 };
 

@@ -130,6 +130,52 @@ bool onnxNode(const Node& n, const char* op, size_t inputs)
     return !n.isVariable() && n.onnx && n.op == op && n.inputs.size() == inputs && n.numOutputs == 1;
 }
 
+// Who reads each value of a graph, with the tests a chain applies to a value: read by one node alone,
+// a float32 of a given shape, ready before a given node runs.
+struct Uses {
+    Uses(const Graph& graph, std::span<const Shape> sh, std::span<const DType> ty)
+        : g(graph), shapes(sh), types(ty), count(sh.size(), 0), entryNode(sh.size(), 0), readers(sh.size())
+    {
+        for (uint32_t id = 0; id < g.size(); ++id) {
+            const Node& n = g.node(id);
+            for (uint32_t k = 0; k < static_cast<uint32_t>(n.numOutputs); ++k)
+                entryNode[g.entryId(id, k)] = id;
+            if (n.isVariable()) continue;
+            for (const NodeEntry& e : n.inputs) {
+                ++count[g.entryId(e)];
+                readers[g.entryId(e)].push_back(id);
+            }
+        }
+        for (const NodeEntry& h : g.heads())
+            ++count[g.entryId(h)];
+    }
+    // The node that alone reads `entry` (no other node, not a head), or -1.
+    int64_t soleReader(uint32_t entry) const
+    {
+        return count[entry] == 1 && readers[entry].size() == 1 ? static_cast<int64_t>(readers[entry][0]) : -1;
+    }
+    bool floatOf(uint32_t entry, const Shape& shape) const
+    {
+        return types[entry] == DType::Float32 && shapes[entry] == shape;
+    }
+    // A variable, or computed by a node that runs before `node`.
+    bool readyBefore(uint32_t entry, uint32_t node) const
+    {
+        return g.node(entryNode[entry]).isVariable() || entryNode[entry] < node;
+    }
+    // A single float32 value ready before `node` runs (a clip's bound, a GELU's constant).
+    bool scalarBefore(uint32_t entry, uint32_t node) const
+    {
+        return readyBefore(entry, node) && types[entry] == DType::Float32 && shapes[entry].size() == 1;
+    }
+
+    const Graph& g;
+    std::span<const Shape> shapes;
+    std::span<const DType> types;
+    std::vector<uint32_t> count, entryNode;
+    std::vector<std::vector<uint32_t>> readers;
+};
+
 // A GELU as exporters write it (PyTorch's erf form), reading `cur`:
 //   Div(cur, a) -> Erf -> Add(., b) -> Mul(cur, .) -> Mul(., c)
 // with a, b and c single float32 values ready before `producer` runs, and every value but the last
@@ -139,52 +185,51 @@ struct GeluGroup {
     std::array<uint32_t, 3> scalars; // a, b, c
 };
 
-std::optional<GeluGroup> geluGroup(const Graph& g, uint32_t cur, uint32_t producer, std::span<const uint32_t> uses,
-    std::span<const std::vector<uint32_t>> readers, std::span<const uint32_t> entryNode, std::span<const Shape> shapes,
-    std::span<const DType> types)
+std::optional<GeluGroup> geluGroup(const Uses& u, uint32_t cur, uint32_t producer)
 {
-    if (uses[cur] != 2 || readers[cur].size() != 2) return std::nullopt;
+    const Graph& g = u.g;
+    const std::vector<uint32_t>& first = u.readers[cur];
+    if (u.count[cur] != 2 || first.size() != 2) return std::nullopt;
+    const Shape& shape = u.shapes[cur];
     const auto in = [&](uint32_t id, size_t k) { return g.entryId(g.node(id).inputs[k]); };
     const auto out = [&](uint32_t id) { return g.entryId(id, 0); };
-    const auto same = [&](uint32_t e) { return types[e] == DType::Float32 && shapes[e] == shapes[cur]; };
-    const auto scalar = [&](uint32_t e) {
-        return (g.node(entryNode[e]).isVariable() || entryNode[e] < producer) && types[e] == DType::Float32
-            && shapes[e].size() == 1;
+    const auto next = [&](uint32_t id) -> int64_t { // the node that alone reads id's output, of cur's shape
+        return u.floatOf(out(id), shape) ? u.soleReader(out(id)) : -1;
     };
-    const auto next = [&](uint32_t id) -> int64_t { // the node that alone reads id's output
-        const uint32_t e = out(id);
-        return same(e) && uses[e] == 1 && readers[e].size() == 1 ? static_cast<int64_t>(readers[e][0]) : -1;
-    };
+    const auto scalar = [&](int64_t e) { return e >= 0 && u.scalarBefore(static_cast<uint32_t>(e), producer); };
     // The other operand of a two-input node one of whose operands is `e`, or -1.
     const auto other = [&](uint32_t id, uint32_t e) -> int64_t {
         const uint32_t a = in(id, 0), b = in(id, 1);
         if (a == b) return -1;
         return a == e ? static_cast<int64_t>(b) : b == e ? static_cast<int64_t>(a) : -1;
     };
+    // The node `id` when it is an ONNX `op` with `inputs` inputs.
+    const auto is = [&](int64_t id, const char* op, size_t inputs) {
+        return id >= 0 && onnxNode(g.node(static_cast<uint32_t>(id)), op, inputs);
+    };
     GeluGroup grp {};
-    const bool divFirst = onnxNode(g.node(readers[cur][0]), "Div", 2) && in(readers[cur][0], 0) == cur;
-    grp.nodes[0] = readers[cur][divFirst ? 0 : 1];
-    grp.nodes[3] = readers[cur][divFirst ? 1 : 0];
-    if (!onnxNode(g.node(grp.nodes[0]), "Div", 2) || in(grp.nodes[0], 0) != cur || !scalar(in(grp.nodes[0], 1)))
-        return std::nullopt;
+    const bool divFirst = is(first[0], "Div", 2) && in(first[0], 0) == cur;
+    grp.nodes[0] = first[divFirst ? 0 : 1];
+    grp.nodes[3] = first[divFirst ? 1 : 0];
+    if (!is(grp.nodes[0], "Div", 2) || in(grp.nodes[0], 0) != cur || !scalar(in(grp.nodes[0], 1))) return std::nullopt;
     grp.scalars[0] = in(grp.nodes[0], 1);
     const int64_t erf = next(grp.nodes[0]);
-    if (erf < 0 || !onnxNode(g.node(static_cast<uint32_t>(erf)), "Erf", 1)) return std::nullopt;
+    if (!is(erf, "Erf", 1)) return std::nullopt;
     grp.nodes[1] = static_cast<uint32_t>(erf);
     const int64_t add = next(grp.nodes[1]);
-    if (add < 0 || !onnxNode(g.node(static_cast<uint32_t>(add)), "Add", 2)) return std::nullopt;
+    if (!is(add, "Add", 2)) return std::nullopt;
     grp.nodes[2] = static_cast<uint32_t>(add);
     const int64_t b = other(grp.nodes[2], out(grp.nodes[1]));
-    if (b < 0 || !scalar(static_cast<uint32_t>(b))) return std::nullopt;
+    if (!scalar(b)) return std::nullopt;
     grp.scalars[1] = static_cast<uint32_t>(b);
-    if (next(grp.nodes[2]) != static_cast<int64_t>(grp.nodes[3]) || !onnxNode(g.node(grp.nodes[3]), "Mul", 2)
+    if (next(grp.nodes[2]) != static_cast<int64_t>(grp.nodes[3]) || !is(grp.nodes[3], "Mul", 2)
         || other(grp.nodes[3], out(grp.nodes[2])) != static_cast<int64_t>(cur))
         return std::nullopt;
     const int64_t mul = next(grp.nodes[3]);
-    if (mul < 0 || !onnxNode(g.node(static_cast<uint32_t>(mul)), "Mul", 2)) return std::nullopt;
+    if (!is(mul, "Mul", 2)) return std::nullopt;
     grp.nodes[4] = static_cast<uint32_t>(mul);
     const int64_t c = other(grp.nodes[4], out(grp.nodes[3]));
-    if (c < 0 || !scalar(static_cast<uint32_t>(c)) || !same(out(grp.nodes[4]))) return std::nullopt;
+    if (!scalar(c) || !u.floatOf(out(grp.nodes[4]), shape)) return std::nullopt;
     grp.scalars[2] = static_cast<uint32_t>(c);
     return grp;
 }
@@ -202,29 +247,7 @@ std::vector<uint32_t> Chain::nodes() const
 
 std::vector<Chain> chains(const Graph& g, std::span<const Shape> shapes, std::span<const DType> types, bool training)
 {
-    const size_t entries = shapes.size();
-    std::vector<uint32_t> uses(entries, 0), entryNode(entries, 0);
-    std::vector<std::vector<uint32_t>> readers(entries);
-    for (uint32_t id = 0; id < g.size(); ++id) {
-        const Node& n = g.node(id);
-        for (uint32_t k = 0; k < static_cast<uint32_t>(n.numOutputs); ++k)
-            entryNode[g.entryId(id, k)] = id;
-        if (n.isVariable()) continue;
-        for (const NodeEntry& e : n.inputs) {
-            ++uses[g.entryId(e)];
-            readers[g.entryId(e)].push_back(id);
-        }
-    }
-    for (const NodeEntry& h : g.heads())
-        ++uses[g.entryId(h)];
-    // The node that alone reads `entry` (no other node, not a head), or -1.
-    auto soleReader = [&](uint32_t entry) -> int64_t {
-        return uses[entry] == 1 && readers[entry].size() == 1 ? static_cast<int64_t>(readers[entry][0]) : -1;
-    };
-    auto floatOf = [&](uint32_t entry, const Shape& shape) {
-        return types[entry] == DType::Float32 && shapes[entry] == shape;
-    };
-
+    const Uses u(g, shapes, types);
     std::vector<Chain> out;
     for (uint32_t c = 0; c < g.size(); ++c) {
         const Node& conv = g.node(c);
@@ -246,7 +269,7 @@ std::vector<Chain> chains(const Graph& g, std::span<const Shape> shapes, std::sp
         bool sum = false;
         for (;;) {
             if (product) {
-                if (const auto gelu = geluGroup(g, cur, c, uses, readers, entryNode, shapes, types)) {
+                if (const auto gelu = geluGroup(u, cur, c)) {
                     chain.ops.push_back(PostOp { PostOp::Kind::GeluParts });
                     chain.consumers.push_back(gelu->nodes[4]);
                     chain.parts.emplace_back(gelu->nodes.begin(), gelu->nodes.begin() + 4);
@@ -256,21 +279,20 @@ std::vector<Chain> chains(const Graph& g, std::span<const Shape> shapes, std::sp
                     continue;
                 }
             }
-            const int64_t r = soleReader(cur);
+            const int64_t r = u.soleReader(cur);
             if (r < 0) break;
             const auto id = static_cast<uint32_t>(r);
             const Node& n = g.node(id);
             const uint32_t out0 = g.entryId(id, 0);
-            if (!floatOf(out0, shape)) break;
+            if (!u.floatOf(out0, shape)) break;
             const bool dataFirst = !n.inputs.empty() && g.entryId(n.inputs[0]) == cur;
             int64_t residual = -1;
             if (isAdd(n)) {
                 // An add of the chain's value and a residual ready before the convolution runs.
                 const uint32_t a = g.entryId(n.inputs[0]), b = g.entryId(n.inputs[1]);
                 const uint32_t other = a == cur ? b : a;
-                const bool ready = g.node(entryNode[other]).isVariable() || entryNode[other] < c;
-                if (a == b || !ready) break;
-                if (!sum && floatOf(other, shape)) {
+                if (a == b || !u.readyBefore(other, c)) break;
+                if (!sum && u.floatOf(other, shape)) {
                     chain.ops.push_back(PostOp { PostOp::Kind::Sum });
                     sum = true;
                 } else if (product && lastAxisVector(other)) { // a matrix product's bias
@@ -288,10 +310,10 @@ std::vector<Chain> chains(const Graph& g, std::span<const Shape> shapes, std::sp
                 bool ok = true;
                 for (size_t k = 1; k < 5; ++k) {
                     const uint32_t e = g.entryId(n.inputs[k]);
-                    ok = ok && g.node(entryNode[e]).isVariable() && floatOf(e, channels);
+                    ok = ok && g.node(u.entryNode[e]).isVariable() && u.floatOf(e, channels);
                 }
                 for (uint32_t k = 1; k < static_cast<uint32_t>(n.numOutputs); ++k)
-                    ok = ok && uses[g.entryId(id, k)] == 0;
+                    ok = ok && u.count[g.entryId(id, k)] == 0;
                 if (!ok) break;
                 chain.ops.push_back(PostOp { PostOp::Kind::Affine });
             } else if (const auto op = elementwise(n)) {
@@ -301,8 +323,7 @@ std::vector<Chain> chains(const Graph& g, std::span<const Shape> shapes, std::sp
                 std::vector<uint32_t> bounds;
                 for (size_t k = 1; k < n.inputs.size(); ++k) {
                     const uint32_t e = g.entryId(n.inputs[k]);
-                    ready = ready && (g.node(entryNode[e]).isVariable() || entryNode[e] < c)
-                        && types[e] == DType::Float32 && shapes[e].size() == 1;
+                    ready = ready && u.scalarBefore(e, c);
                     bounds.push_back(e);
                 }
                 if (!ready) break;

@@ -352,6 +352,15 @@ std::vector<Value> HybridBlock::callEager(const std::vector<Value>& inputs)
     return hybrid_forward(F(nullptr), inputs);
 }
 
+namespace {
+    // `arg` = `t`, unless it already is `t` (same storage, start, shape and type).
+    void bindArg(Tensor& arg, const Tensor& t)
+    {
+        if (arg.sameStartAs(t) && arg.dtype() == t.dtype() && arg.shape() == t.shape()) return;
+        arg = t;
+    }
+}
+
 std::vector<Value> HybridBlock::callCached(const std::vector<Value>& inputs)
 {
     finishDeferredInit(inputs);
@@ -380,9 +389,9 @@ std::vector<Value> HybridBlock::callCached(const std::vector<Value>& inputs)
             const size_t idx = static_cast<size_t>(m_bindInput[v]);
             if (idx >= inputs.size())
                 throw UsageError("block '" + name() + "': the graph was traced with more inputs than given");
-            m_args[v] = inputs[idx].tensor();
+            bindArg(m_args[v], inputs[idx].tensor());
         } else {
-            m_args[v] = m_bindParam[v]->data();
+            bindArg(m_args[v], m_bindParam[v]->data());
         }
     }
     if (autograd::is_recording()) {
@@ -394,8 +403,11 @@ std::vector<Value> HybridBlock::callCached(const std::vector<Value>& inputs)
     ctx.rng = &globalGenerator();
     ctx.training = autograd::is_training();
     RunResult r = m_exec->run(m_args, ctx);
-    for (Tensor& t : m_args)
-        t = Tensor();
+    // Under static_alloc the executor holds the variables until the next run in any case, and
+    // those given again (the parameters) then cost no reference counting here either.
+    if (!m_flags.static_alloc)
+        for (Tensor& t : m_args)
+            t = Tensor();
     std::vector<Value> out;
     for (const Tensor& t : r.outputs)
         out.emplace_back(t);

@@ -3,12 +3,12 @@
 // one run of this program into docs/BENCHMARKS.md.
 
 #include "bench/nets.h"
+#include "bench/paired.h"
 #include "exec/executor.h"
 #include "ops/registry.h"
 
 #include <benchmark/benchmark.h>
 
-#include <chrono>
 
 using namespace opscope;
 
@@ -135,30 +135,18 @@ void BM_Chain_Paired(benchmark::State& state)
     size_t fused = 0;
     for (uint32_t id = 0; id < g->size(); ++id)
         fused += exec.fusedInto(id) >= 0 ? 1 : 0;
-    using Clock = std::chrono::steady_clock;
-    Clock::duration kernelTime {}, executorTime {};
-    bool kernelsFirst = true;
-    for (auto _ : state) {
-        for (int half = 0; half < 2; ++half) {
-            const bool plain = (half == 0) == kernelsFirst;
-            const auto t0 = Clock::now();
-            if (plain) {
-                kernels.run();
-            } else {
-                auto r = exec.run(vars, ctx);
-                benchmark::DoNotOptimize(r);
-            }
-            (plain ? kernelTime : executorTime) += Clock::now() - t0;
-        }
-        kernelsFirst = !kernelsFirst;
-    }
-    const auto perOp = [&](Clock::duration d) {
-        return static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count())
-            / static_cast<double>(state.iterations()) / static_cast<double>(kernels.size());
+    const bench::PairedTimes t = bench::timePaired(
+        state, [&] { kernels.run(); },
+        [&] {
+            auto r = exec.run(vars, ctx);
+            benchmark::DoNotOptimize(r);
+        });
+    const auto perOp = [&](double ns) {
+        return ns / static_cast<double>(state.iterations()) / static_cast<double>(kernels.size());
     };
-    state.counters["kernels_ns_per_op"] = perOp(kernelTime);
-    state.counters["executor_ns_per_op"] = perOp(executorTime);
-    state.counters["overhead_pct"] = 100.0 * (perOp(executorTime) / perOp(kernelTime) - 1.0);
+    state.counters["kernels_ns_per_op"] = perOp(t.aNs);
+    state.counters["executor_ns_per_op"] = perOp(t.bNs);
+    state.counters["overhead_pct"] = 100.0 * (t.bNs / t.aNs - 1.0);
     state.counters["fused_nodes"] = static_cast<double>(fused);
 }
 BENCHMARK(BM_Chain_Paired)->Arg(0)->Arg(1)->ArgName("fuse")->MinTime(0.5)->Repetitions(5)->ReportAggregatesOnly(true);

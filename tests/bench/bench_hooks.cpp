@@ -2,6 +2,7 @@
 // `mlp` samples, with no hook, a no-op hook and a no-op hook with monitor_all, eager and
 // hybridized. tests/bench/report.py derives ns per hook call and the hybrid/eager ratios.
 
+#include "bench/paired.h"
 #include "gluon/nn/basic_layers.h"
 #include "gluon/sequential.h"
 #include "models/registry.h"
@@ -9,7 +10,6 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
-#include <chrono>
 
 using namespace opscope;
 using namespace opscope::gluon;
@@ -93,24 +93,20 @@ void BM_HookPaired(benchmark::State& state)
     with.block->call(with.inputs);
     without.block->call(without.inputs);
     calls = 0;
-    using Clock = std::chrono::steady_clock;
-    Clock::duration withTime {}, withoutTime {};
-    bool withFirst = true;
-    for (auto _ : state) {
-        for (int half = 0; half < 2; ++half) {
-            Model& m = (half == 0) == withFirst ? with : without;
-            const auto t0 = Clock::now();
-            auto out = m.block->call(m.inputs);
+    const bench::PairedTimes t = bench::timePaired(
+        state,
+        [&] {
+            auto out = with.block->call(with.inputs);
             benchmark::DoNotOptimize(out);
-            (&m == &with ? withTime : withoutTime) += Clock::now() - t0;
-        }
-        withFirst = !withFirst;
-    }
-    const auto ns = [](Clock::duration d) { return static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count()); };
+        },
+        [&] {
+            auto out = without.block->call(without.inputs);
+            benchmark::DoNotOptimize(out);
+        });
     state.counters["hook_calls_per_iter"] = static_cast<double>(calls) / static_cast<double>(state.iterations());
-    state.counters["ns_per_hook_call"] = calls ? (ns(withTime) - ns(withoutTime)) / static_cast<double>(calls) : 0.0;
-    state.counters["us_with_hook"] = ns(withTime) / 1e3 / static_cast<double>(state.iterations());
-    state.counters["us_without"] = ns(withoutTime) / 1e3 / static_cast<double>(state.iterations());
+    state.counters["ns_per_hook_call"] = calls ? (t.aNs - t.bNs) / static_cast<double>(calls) : 0.0;
+    state.counters["us_with_hook"] = t.aNs / 1e3 / static_cast<double>(state.iterations());
+    state.counters["us_without"] = t.bNs / 1e3 / static_cast<double>(state.iterations());
 }
 
 BENCHMARK(BM_HookPaired)

@@ -73,7 +73,10 @@ if ex:
     k = ex["BM_Chain_KernelsOnly"]
     executor = ["## Executor cost per op", "",
               "A chain of 128 tiny ops (64 × FullyConnected 16→16 + relu, batch 2). *Kernels only* calls the same "
-              "prepared kernels in a plain loop; the executor adds scheduling, observers and (dynamic mode) allocation.",
+              "prepared kernels in a plain loop; the executor adds scheduling, observers and (dynamic mode) allocation. "
+              "Under static_alloc, with nothing watched and no profile, the executor runs a table of the plan's "
+              "kernels with what each reads and writes (made with the plan), without the step loop's checks for "
+              "observers, timings and allocation.",
               "", "| mode | observer | ns per op | vs kernels only | vs no observer |", "|---|---|---|---|---|",
               "| kernels only | — | %.1f | — | — |" % (k["ns_per_op"] * 1e9)]
     for sa in (0, 1):
@@ -209,6 +212,19 @@ def hooks_section():
                         out.append("| %s | %s | %s | %.2f | %.2f | %s |" % (mname, "hybridized" if h else "eager", aname,
                                    b["us_with_hook"], b["us_without"], "%.1f" % per if per >= 0 else "< 0 (noise)"))
         out.append("")
+        one = paired.get("BM_HookPaired/model:0/hybrid:1/monitor_all:0")
+        every = paired.get("BM_HookPaired/model:0/hybrid:1/monitor_all:1")
+        if one and every and one["hook_calls_per_iter"] and every["hook_calls_per_iter"] > one["hook_calls_per_iter"]:
+            # Per watched node: the step loop and the observer's call (L) and h per hook call.
+            k = every["hook_calls_per_iter"] / one["hook_calls_per_iter"]
+            a, b = one["ns_per_hook_call"], every["ns_per_hook_call"]
+            h = (k * b - a) / (k - 1)
+            out += ["Without a hook a hybridized block runs its kernels from the plan's table, without the step loop "
+                    "(see *Executor cost per op*); a hook brings that loop back for the nodes it watches, so the "
+                    "hybridized figures include it. On the seed model, where a no-op hook makes one call a node and "
+                    "monitor_all %.0f, the two rows split the cost of a watched node into about %.1f ns for the loop "
+                    "and the observer's call and %.1f ns for each hook call: (one call: %.1f ns) = L + h, "
+                    "(%.0f calls: %.0f × %.1f ns) = L + %.0f h." % (k, a - h, h, a, k, k, b, k), ""]
     return out
 
 

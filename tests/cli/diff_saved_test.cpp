@@ -96,7 +96,7 @@ TEST(DiffSaved, AnNpzWithItsOwnNamesMeetsRunAThroughAMap)
 TEST(DiffSaved, APerturbedOnnxInitializerIsFoundAtTheNodeReadingIt)
 {
     const fs::path dir = tempDir("diff_onnx_param");
-    const std::string original = (fs::path(OPSCOPE_FIXTURES_DIR) / ".." / ".." / "samples" / "onnx" / "cnn.onnx").string();
+    const std::string original = samplesOnnx("cnn.onnx");
     onnx::ModelProto m;
     {
         std::ifstream in(original, std::ios::binary);

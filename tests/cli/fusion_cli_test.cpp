@@ -22,11 +22,6 @@ using namespace opscope::test;
 namespace fs = std::filesystem;
 
 namespace {
-std::string samplesOnnx(const std::string& file)
-{
-    return (fs::path(OPSCOPE_FIXTURES_DIR) / ".." / ".." / "samples" / "onnx" / file).lexically_normal().string();
-}
-
 std::vector<std::string> models()
 {
     std::vector<std::string> m;

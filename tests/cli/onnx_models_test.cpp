@@ -20,11 +20,6 @@ using namespace opscope::test;
 namespace fs = std::filesystem;
 
 namespace {
-std::string samplesOnnx(const std::string& file)
-{
-    return (fs::path(OPSCOPE_FIXTURES_DIR) / ".." / ".." / "samples" / "onnx" / file).lexically_normal().string();
-}
-
 // Largest |a - b| - (atol + rtol |b|) over the elements; shapes must match.
 double excess(const Tensor& a, const Tensor& b, double rtol, double atol)
 {

@@ -10,6 +10,13 @@ std::string fixture(const std::string& name)
     return std::string(OPSCOPE_FIXTURES_DIR) + "/" + name;
 }
 
+std::string samplesOnnx(const std::string& name)
+{
+    return (std::filesystem::path(OPSCOPE_FIXTURES_DIR) / ".." / ".." / "samples" / "onnx" / name)
+        .lexically_normal()
+        .string();
+}
+
 std::string sharedDir()
 {
     const char* env = std::getenv("OPSCOPE_SHARED_DIR");

@@ -7,6 +7,8 @@ namespace opscope::test {
 
 /// tests/fixtures/<name>
 std::string fixture(const std::string& name);
+/// samples/onnx/<name>: the ONNX models the repository ships as samples.
+std::string samplesOnnx(const std::string& name);
 /// <shared>/<name>: real MXNet files that are not part of the repository. <shared> is the
 /// environment's OPSCOPE_SHARED_DIR when set, else the folder `shared/` beside the checkout
 /// (CMake option OPSCOPE_SHARED_DIR).

@@ -128,6 +128,49 @@ TEST_P(ExecutorModes, ObserverWantingNothingIsNeverCalled)
     EXPECT_EQ(rec.events.size(), 3u);
 }
 
+// A run that nobody watches (under static_alloc, the kernels alone, without the step loop's checks)
+// still counts as each kernel's call: an observer attached afterwards sees no first call until the
+// executor plans again. Unfused, so that watching every node keeps the plan.
+TEST_P(ExecutorModes, AKernelThatRanUnwatchedIsNoLongerOnItsFirstCall)
+{
+    struct FirstCalls : ExecutionObserver {
+        std::vector<std::string> first, later;
+        PhaseMask wants(const Graph&, uint32_t) override { return PhaseMask::Both; }
+        ObserverAction onOp(const OpEvent& ev) override
+        {
+            (ev.firstCall ? first : later).push_back(ev.node.name + (ev.phase == OpPhase::Before ? ":before" : ":after"));
+            return ObserverAction::Continue;
+        }
+    };
+    ExecFlags unfused = flags();
+    unfused.fuse = false;
+    Executor exec(test::mlpGraph(), unfused);
+    const auto inputs = test::mlpInputs(2);
+    const RunResult unwatched = exec.run(inputs);
+    ASSERT_EQ(unwatched.status, RunStatus::Completed);
+    EXPECT_TRUE(test::tensorsNear(unwatched.outputs[0], mlpEager(inputs)));
+    FirstCalls rec;
+    exec.attach(&rec);
+    ASSERT_EQ(exec.run(inputs).status, RunStatus::Completed);
+    EXPECT_TRUE(rec.first.empty()) << rec.first.front();
+    EXPECT_EQ(rec.later.size(), 6u);
+    if (GetParam() == 2) return; // static_shape: no other batch
+    // Another batch plans again: every kernel is new, watched or not.
+    exec.detach(&rec);
+    exec.run(test::mlpInputs(3));
+    exec.attach(&rec);
+    rec.later.clear();
+    ASSERT_EQ(exec.run(test::mlpInputs(3)).status, RunStatus::Completed);
+    EXPECT_TRUE(rec.first.empty());
+    EXPECT_EQ(rec.later.size(), 6u);
+    exec.detach(&rec);
+    exec.run(test::mlpInputs(4));
+    exec.attach(&rec);
+    ASSERT_EQ(exec.run(test::mlpInputs(2)).status, RunStatus::Completed);
+    EXPECT_EQ(rec.first, (std::vector<std::string> { "fc1:before", "fc1:after", "relu1:before", "relu1:after",
+                             "fc2:before", "fc2:after" }));
+}
+
 // Under static_alloc the executor holds the last run's variables and skips those given again: a
 // variable written in place, another tensor, and another start in the same storage must each be
 // read at the run that gives them, by the kernels and by an observer.

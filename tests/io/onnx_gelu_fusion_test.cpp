@@ -156,7 +156,7 @@ TEST(OnnxGeluFusion, TheProductsKernelComputesEachStepAsTheNodesDoAndNamesAWrong
 {
     const OpDef& def = OpRegistry::instance().get("onnx::MatMul");
     const ParamsPtr params = def.parse({ { "__opset__", "13" } });
-    const std::vector<Shape> in { Shape({ 3, 4 }), Shape({ 4, 5 }) }, out { Shape({ 3, 5 }) };
+    const std::vector<Shape> in { Shape({ 8, 4 }), Shape({ 4, 16 }) }, out { Shape({ 8, 16 }) };
     std::unique_ptr<Kernel> k = def.makeKernel(*params, in, out, KernelKind::Auto);
     ASSERT_TRUE(k->setPostOps(std::vector<PostOp> { PostOp { PostOp::Kind::GeluParts } }));
     const Tensor a = Tensor::uniform(in[0], -2, 2), w = Tensor::uniform(in[1], -2, 2);
@@ -182,6 +182,15 @@ TEST(OnnxGeluFusion, TheProductsKernelComputesEachStepAsTheNodesDoAndNamesAWrong
         const float m = x * s;
         EXPECT_EQ(y.at(i), m * 0.5f) << i;
         EXPECT_NEAR(y.at(i), 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))), 1e-5) << i;
+    }
+    // A factor that is not a power of two rounds (x * s) * c and (x * c) * s apart: the order counts.
+    const Tensor third = Tensor::full(Shape { 1 }, 0.3f);
+    const Tensor* again[] = { &a, &w, &div, &add, &third };
+    k->run(again, o, ctx);
+    for (int64_t i = 0; i < y.size(); ++i) {
+        const float x = product.at(i);
+        const float m = x * (std::erf(x / 1.4142135f) + 1.0f);
+        EXPECT_EQ(y.at(i), m * 0.3f) << i;
     }
 
     const Tensor two = Tensor::full(Shape { 2 }, 1.0f);

@@ -60,9 +60,9 @@ void MatrixEpilogue::apply(Tensor& out, std::span<const Tensor* const> extra)
                     throw ShapeError("fused GELU's " + std::string(j == 0 ? "divisor" : j == 1 ? "addend" : "factor") + " "
                         + t.shape().str() + " " + dtypeName(t.dtype()) + ": expected one float32 value");
             }
-            s.a = extra[k]->view().data()[0];
-            s.lo = extra[k + 1]->view().data()[0];
-            s.hi = extra[k + 2]->view().data()[0];
+            s.divisor = extra[k]->view().data()[0];
+            s.addend = extra[k + 1]->view().data()[0];
+            s.factor = extra[k + 2]->view().data()[0];
         }
         k += static_cast<size_t>(op.extraInputs());
     }
@@ -99,8 +99,8 @@ void MatrixEpilogue::apply(Tensor& out, std::span<const Tensor* const> extra)
             case K::GeluParts: // Div, Erf, Add, Mul, Mul: the operands' order changes no float sum or product
                 for (int64_t j = 0; j < n; ++j) {
                     const float x = r[j];
-                    const float e = std::erf(x / s.a) + s.lo;
-                    r[j] = (x * e) * s.hi;
+                    const float e = std::erf(x / s.divisor) + s.addend;
+                    r[j] = (x * e) * s.factor;
                 }
                 break;
             case K::Gelu:

@@ -36,8 +36,8 @@ private:
     struct Step {
         PostOp op;
         const float* operand = nullptr; // a bias or a residual
-        float lo = 0, hi = 0; // a clip's bounds; GeluParts: the addend and the factor
-        float a = 1; // GeluParts: the divisor
+        float lo = 0, hi = 0; // a clip's bounds
+        float divisor = 1, addend = 0, factor = 1; // GeluParts: x * (erf(x / divisor) + addend) * factor
     };
     std::vector<PostOp> m_ops;
     std::vector<Step> m_steps; // one per post-op, sized by set()

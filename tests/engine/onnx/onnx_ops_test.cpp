@@ -78,6 +78,36 @@ TEST(OnnxOps, AnIndexOutOfRangeNamesItAndTheBound)
     EXPECT_NE(msg.find("index 7 is outside [-3, 3)"), std::string::npos) << msg;
 }
 
+// Under static_alloc with nothing watched the kernels run without the step loop (Executor's
+// unobserved path): a kernel's error still names its node, and the next run goes on.
+TEST(OnnxOps, AnIndexOutOfRangeInAnUnwatchedStaticRunNamesTheNode)
+{
+    Graph g;
+    const uint32_t data = g.addVariable("data");
+    const uint32_t idx = g.addVariable("idx", { { "__dtype__", "6" } });
+    const uint32_t gather = g.addOp("Gather", "pick", onnx({ { "axis", "0" } }, 2), { { data, 0, 0 }, { idx, 0, 0 } });
+    const uint32_t twice = g.addOp("Add", "twice", onnx({}, 2), { { gather, 0, 0 }, { gather, 0, 0 } });
+    g.setHeads({ { twice, 0, 0 } });
+    g.finalize();
+    ExecFlags flags;
+    flags.static_alloc = true;
+    Executor ex(std::make_shared<Graph>(g), flags);
+    const Tensor d = Tensor::fromValues(Shape({ 3 }), std::vector<float> { 1, 2, 3 });
+    std::vector<Tensor> in { d, Tensor::fromTyped<int64_t>(Shape({ 2 }), std::vector<int64_t> { -1, 0 }) };
+    EXPECT_EQ(ex.run(in).outputs[0].toVector(), (std::vector<float> { 6, 2 }));
+    in[1] = Tensor::fromTyped<int64_t>(Shape({ 2 }), std::vector<int64_t> { 1, 7 });
+    try {
+        ex.run(in);
+        FAIL() << "an index outside the data was taken";
+    } catch (const Error& e) {
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find("pick"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("index 7 is outside [-3, 3)"), std::string::npos) << msg;
+    }
+    in[1] = Tensor::fromTyped<int64_t>(Shape({ 2 }), std::vector<int64_t> { 2, 1 });
+    EXPECT_EQ(ex.run(in).outputs[0].toVector(), (std::vector<float> { 6, 4 }));
+}
+
 TEST(OnnxOps, AShapeInputMustBeKnownBeforeTheRun)
 {
     Graph g;
