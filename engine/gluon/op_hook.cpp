@@ -219,9 +219,12 @@ bool HookObserver::setHooks(std::vector<OpHook> hooks)
         same = hooks[i].id == m_hooks[i].id && hooks[i].monitor_all == m_hooks[i].monitor_all;
     m_hooks = std::move(hooks);
     m_anyMonitorAll = std::any_of(m_hooks.begin(), m_hooks.end(), [](const OpHook& h) { return h.monitor_all; });
-    if (!same) // the lists name hooks by position: none is called until wants() lists them again
+    if (!same) { // the lists name hooks by position: none is called until wants() lists them again
         for (NodeCalls& c : m_calls)
-            c.byPhase[0].clear(), c.byPhase[1].clear();
+            c = NodeCalls { c.op };
+        m_callList.clear();
+        m_listedCalls = 0;
+    }
     return !same;
 }
 
@@ -232,6 +235,8 @@ PhaseMask HookObserver::wants(const Graph& graph, uint32_t nodeId)
         m_inNames.assign(graph.size(), {});
         m_outNames.assign(graph.size(), {});
         m_calls.assign(graph.size(), {});
+        m_callList.clear();
+        m_listedCalls = 0;
     }
     const Node& n = graph.node(nodeId);
     if (m_outNames[nodeId].empty() && !n.isVariable()) {
@@ -250,19 +255,39 @@ void HookObserver::listCalls(const Node& node, uint32_t nodeId)
 {
     NodeCalls& calls = m_calls[nodeId];
     calls.op = node.opName();
+    for (int after = 0; after < 2; ++after)
+        m_listedCalls -= calls.end[after] - calls.begin[after];
     // Inputs to monitor_all hooks before the op, outputs to every hook after it; each tensor to
-    // the hooks in the order they were registered.
+    // the hooks in the order they were registered. Appended: a node listed again leaves its old
+    // calls behind until compactCalls().
     const size_t inputs = std::min(node.inputs.size(), m_inNames[nodeId].size());
     const size_t outputs = std::min(static_cast<size_t>(std::max(node.numOutputs, 0)), m_outNames[nodeId].size());
     for (int after = 0; after < 2; ++after) {
-        std::vector<Call>& list = calls.byPhase[after];
-        list.clear();
+        calls.begin[after] = static_cast<uint32_t>(m_callList.size());
         const auto& names = after ? m_outNames[nodeId] : m_inNames[nodeId];
         for (size_t k = 0; k < (after ? outputs : inputs); ++k)
             for (size_t h = 0; h < m_hooks.size(); ++h)
                 if (after || m_hooks[h].monitor_all)
-                    list.push_back({ names[k], static_cast<uint32_t>(h), static_cast<uint32_t>(k) });
+                    m_callList.push_back({ names[k], static_cast<uint32_t>(h), static_cast<uint32_t>(k) });
+        calls.end[after] = static_cast<uint32_t>(m_callList.size());
+        m_listedCalls += calls.end[after] - calls.begin[after];
     }
+    if (m_callList.size() > 2 * m_listedCalls + 1024) compactCalls();
+}
+
+void HookObserver::compactCalls()
+{
+    std::vector<Call> list;
+    list.reserve(m_listedCalls);
+    for (NodeCalls& calls : m_calls) {
+        for (int after = 0; after < 2; ++after) {
+            const uint32_t begin = static_cast<uint32_t>(list.size());
+            list.insert(list.end(), m_callList.begin() + calls.begin[after], m_callList.begin() + calls.end[after]);
+            calls.begin[after] = begin;
+            calls.end[after] = static_cast<uint32_t>(list.size());
+        }
+    }
+    m_callList = std::move(list);
 }
 
 ObserverAction HookObserver::onOp(const OpEvent& ev)
@@ -270,9 +295,10 @@ ObserverAction HookObserver::onOp(const OpEvent& ev)
     const bool after = ev.phase == OpPhase::After;
     const NodeCalls& calls = m_calls[ev.nodeId];
     const std::span<const TensorView> views = after ? ev.outputs : ev.inputs;
-    for (const Call& c : calls.byPhase[after]) {
-        if (c.slot >= views.size()) break; // listed by slot
-        m_hooks[c.hook].callback(c.name, calls.op, views[c.slot]);
+    const Call* const end = m_callList.data() + calls.end[after];
+    for (const Call* c = m_callList.data() + calls.begin[after]; c != end; ++c) {
+        if (c->slot >= views.size()) break; // listed by slot
+        m_hooks[c->hook].callback(c->name, calls.op, views[c->slot]);
     }
     return ObserverAction::Continue;
 }

@@ -128,11 +128,15 @@ private:
         uint32_t hook;
         uint32_t slot;
     };
+    // A node's calls before and after its op (in MXNet's order: slot, then hook) are
+    // m_callList[begin[phase], end[phase]): one array for every node, read in the order the
+    // nodes run.
     struct NodeCalls {
         std::string_view op;
-        std::vector<Call> byPhase[2]; // before, after: in MXNet's order (slot, then hook)
+        uint32_t begin[2] = { 0, 0 }, end[2] = { 0, 0 };
     };
     void listCalls(const Node& node, uint32_t nodeId);
+    void compactCalls();
 
     std::vector<OpHook> m_hooks;
     std::shared_ptr<const std::vector<OpHook>> m_set; // where m_hooks came from, if shared
@@ -142,6 +146,8 @@ private:
     // By node id, made by wants() and emptied when the hooks change (the executor asks wants()
     // again then): onOp() calls exactly these.
     std::vector<NodeCalls> m_calls;
+    std::vector<Call> m_callList;
+    size_t m_listedCalls = 0; // in m_callList that some node's ranges cover (the rest were listed again)
 };
 
 } // namespace opscope::gluon

@@ -223,7 +223,7 @@ def hooks_section():
                     "(see *Executor cost per op*); a hook brings that loop back for the nodes it watches, so the "
                     "hybridized figures include it. On the seed model, where a no-op hook makes one call a node and "
                     "monitor_all %.0f, the two rows split the cost of a watched node into about %.1f ns for the loop "
-                    "and the observer's call and %.1f ns for each hook call: (one call: %.1f ns) = L + h, "
+                    "and the observer's call (L) and %.1f ns for each hook call (h): (one call: %.1f ns) = L + h, "
                     "(%.0f calls: %.0f × %.1f ns) = L + %.0f h." % (k, a - h, h, a, k, k, b, k), ""]
     return out
 

@@ -167,6 +167,31 @@ TEST(OpHook, SameSequenceInEveryModeAndEveryCall)
         EXPECT_EQ(seen[i], seen[0]);
 }
 
+// Each new plan (here: another batch at every call) lists every node's hook calls again; the lists
+// of earlier plans are dropped from time to time. Every call must see the whole list, in order.
+TEST(OpHook, ManyPlansInARowEachReportTheWholeList)
+{
+    resetNaming();
+    auto model = std::make_shared<HybridSequential>("dense_");
+    {
+        auto scope = model->name_scope();
+        model->add(std::make_shared<nn::Dense>(2));
+        model->add(std::make_shared<nn::Activation>("relu"));
+    }
+    model->initialize();
+    model->hybridize();
+    std::vector<std::string> names;
+    model->register_op_hook([&](std::string_view n, std::string_view, const TensorView&) { names.emplace_back(n); }, true);
+    model->call(Tensor::ones(Shape({ 1, 3 })));
+    const std::vector<std::string> first = names;
+    ASSERT_EQ(first.size(), 6u);
+    for (int call = 0; call < 500; ++call) {
+        names.clear();
+        model->call(Tensor::ones(Shape({ 1 + call % 2, 3 })));
+        ASSERT_EQ(names, first) << "call " << call;
+    }
+}
+
 TEST(OpHook, TensorValuesEqualASeparateEagerRun)
 {
     resetNaming();
