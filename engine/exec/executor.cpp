@@ -108,18 +108,21 @@ void Executor::plan(std::span<const Tensor> variables)
     varShapes.reserve(variables.size());
     for (const Tensor& t : variables)
         varShapes.push_back(t.shape());
-    m_shapes = g.inferShapes(varShapes);
+    std::vector<Shape> shapes = g.inferShapes(varShapes);
     std::vector<DType> varTypes;
     varTypes.reserve(variables.size());
     for (const Tensor& t : variables)
         varTypes.push_back(t.dtype());
-    m_types = g.inferTypes(varTypes);
+    std::vector<DType> types = g.inferTypes(varTypes);
     for (size_t v = 0; v < variables.size(); ++v) {
         const uint32_t id = g.variables()[v];
-        if (m_shapes[g.entryId(id, 0)] != varShapes[v])
-            throw ShapeError(g.describe(id) + ": expected shape " + m_shapes[g.entryId(id, 0)].str() + ", got "
+        if (shapes[g.entryId(id, 0)] != varShapes[v])
+            throw ShapeError(g.describe(id) + ": expected shape " + shapes[g.entryId(id, 0)].str() + ", got "
                 + varShapes[v].str());
     }
+    // Variables that do not fit leave the last plan as it was (shapes and types included).
+    m_shapes = std::move(shapes);
+    m_types = std::move(types);
 
     // From here the old plan is gone: a plan that fails (a kernel refused, memory) is made again
     // at the next run.
@@ -134,6 +137,7 @@ void Executor::plan(std::span<const Tensor> variables)
     m_storageSlot.clear();
     m_slotElements.clear();
     m_kernels.clear();
+    m_unobservedSteps.clear(); // it points into what is made again here
     m_inPtrs.clear();
     m_inEntries.clear();
     m_outPtrs.clear();
@@ -211,7 +215,6 @@ void Executor::plan(std::span<const Tensor> variables)
     m_inViews.resize(maxIn);
     m_outViews.resize(maxOut);
     m_planVariableShapes = varShapes;
-    m_planned = true;
     m_precisionDirty = false;
     m_buffersReady = false;
     m_viewsReady = false;
@@ -220,6 +223,7 @@ void Executor::plan(std::span<const Tensor> variables)
     fuse();
     keepNativeLayouts();
     makeUnobservedSteps();
+    m_planned = true; // only now: a plan that threw on the way is made again at the next run
 }
 
 void Executor::makeUnobservedSteps()
@@ -239,6 +243,10 @@ void Executor::runUnobserved(RunContext& ctx)
 {
     const UnobservedStep* const steps = m_unobservedSteps.data();
     const size_t n = m_unobservedSteps.size();
+    const auto markCalled = [&](size_t ran) { // the first `ran` kernels ran
+        for (size_t k = 0; k < ran; ++k)
+            m_steps[steps[k].step].called = true;
+    };
     size_t i = 0;
     try {
         for (; i < n; ++i) {
@@ -246,13 +254,14 @@ void Executor::runUnobserved(RunContext& ctx)
             s.kernel->run(std::span<const Tensor* const>(s.in, s.inCount), std::span<Tensor* const>(s.out, s.outCount), ctx);
         }
     } catch (const Error& e) {
-        for (size_t k = 0; k < i; ++k)
-            m_steps[steps[k].step].called = true;
+        markCalled(i);
         throw Error(m_graph->describe(m_steps[steps[i].step].node) + ": " + e.what());
+    } catch (...) {
+        markCalled(i);
+        throw;
     }
     if (!m_allCalled) {
-        for (size_t k = 0; k < n; ++k)
-            m_steps[steps[k].step].called = true;
+        markCalled(n);
         m_allCalled = true;
     }
 }

@@ -217,6 +217,7 @@ void HybridBlock::setFixedGraph(
     m_fixedGraph = true;
     m_exec.reset();
     m_training.clear();
+    m_args.clear();
 }
 
 std::vector<Value> HybridBlock::traceInto(const std::vector<Value>& inputs)
@@ -270,6 +271,7 @@ void HybridBlock::buildGraph(size_t numInputs)
     m_graph = std::move(graph);
     m_exec.reset();
     m_training.clear();
+    m_args.clear();
 }
 
 std::shared_ptr<const Graph> HybridBlock::trace(const std::vector<Shape>& inputShapes)
