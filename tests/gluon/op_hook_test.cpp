@@ -46,6 +46,16 @@ Recorded runWithHook(const BlockPtr& model, Mode mode, bool monitorAll, const Sh
     return r;
 }
 
+// MXNet's test model: Dense(2) then a relu, named under "dense_".
+std::shared_ptr<HybridSequential> denseRelu()
+{
+    auto model = std::make_shared<HybridSequential>("dense_");
+    auto scope = model->name_scope();
+    model->add(std::make_shared<nn::Dense>(2));
+    model->add(std::make_shared<nn::Activation>("relu"));
+    return model;
+}
+
 std::string modeName(Mode m)
 {
     switch (m) {
@@ -102,13 +112,7 @@ TEST_P(OpHookNames, AvgPoolMonitorAll)
 
 TEST_P(OpHookNames, DenseReluMonitorAll)
 {
-    auto model = std::make_shared<HybridSequential>("dense_");
-    {
-        auto scope = model->name_scope();
-        model->add(std::make_shared<nn::Dense>(2));
-        model->add(std::make_shared<nn::Activation>("relu"));
-    }
-    Recorded r = runWithHook(model, GetParam(), true);
+    Recorded r = runWithHook(denseRelu(), GetParam(), true);
     EXPECT_EQ(r.names,
         (std::vector<std::string> { "dense_dense0_fwd_data", "dense_dense0_fwd_weight", "dense_dense0_fwd_bias",
             "dense_dense0_fwd_output", "dense_relu0_fwd_input0", "dense_relu0_fwd_output" }));
@@ -147,12 +151,7 @@ TEST(OpHook, SameSequenceInEveryModeAndEveryCall)
     std::vector<std::vector<std::string>> seen;
     for (Mode m : { Mode::Eager, Mode::Hybrid, Mode::StaticAlloc, Mode::StaticShape }) {
         resetNaming();
-        auto model = std::make_shared<HybridSequential>("dense_");
-        {
-            auto scope = model->name_scope();
-            model->add(std::make_shared<nn::Dense>(2));
-            model->add(std::make_shared<nn::Activation>("relu"));
-        }
+        auto model = denseRelu();
         model->initialize();
         applyMode(*model, m);
         std::vector<std::string> names;
@@ -172,12 +171,7 @@ TEST(OpHook, SameSequenceInEveryModeAndEveryCall)
 TEST(OpHook, ManyPlansInARowEachReportTheWholeList)
 {
     resetNaming();
-    auto model = std::make_shared<HybridSequential>("dense_");
-    {
-        auto scope = model->name_scope();
-        model->add(std::make_shared<nn::Dense>(2));
-        model->add(std::make_shared<nn::Activation>("relu"));
-    }
+    auto model = denseRelu();
     model->initialize();
     model->hybridize();
     std::vector<std::string> names;
