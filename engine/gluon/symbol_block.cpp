@@ -173,16 +173,25 @@ std::vector<Value> SymbolBlock::forward(const std::vector<Value>& inputs)
     const bool eager = !inputs.empty()
         && std::none_of(inputs.begin(), inputs.end(), [](const Value& v) { return v.isSymbol() || !v.defined(); });
     if (eager && inputs.size() == m_inputNames.size()) {
-        std::vector<Shape> inputShapes;
-        for (const Value& v : inputs)
-            inputShapes.push_back(v.tensor().shape());
-        std::vector<Shape> key = inputShapes;
-        std::map<std::string, Shape> values;
-        for (const ParamPtr& p : params().values()) {
-            key.push_back(p->initialized() ? p->data().shape() : Shape());
-            if (p->initialized()) values[p->name()] = p->data().shape();
-        }
-        if (key != m_checkedShapes) {
+        // The shapes checked last time (inputs, then parameters) compared in place: a call with
+        // the same shapes allocates nothing here.
+        const std::vector<ParamPtr>& ps = params().values();
+        const auto shapeOf = [](const ParamPtr& p) { return p->initialized() ? p->data().shape() : Shape(); };
+        bool same = m_checkedShapes.size() == inputs.size() + ps.size();
+        for (size_t k = 0; same && k < inputs.size(); ++k)
+            same = m_checkedShapes[k] == inputs[k].tensor().shape();
+        for (size_t k = 0; same && k < ps.size(); ++k)
+            same = m_checkedShapes[inputs.size() + k] == shapeOf(ps[k]);
+        if (!same) {
+            std::vector<Shape> inputShapes;
+            for (const Value& v : inputs)
+                inputShapes.push_back(v.tensor().shape());
+            std::vector<Shape> key = inputShapes;
+            std::map<std::string, Shape> values;
+            for (const ParamPtr& p : ps) {
+                key.push_back(shapeOf(p));
+                if (p->initialized()) values[p->name()] = p->data().shape();
+            }
             checkShapes(inputShapes, values, {});
             m_checkedShapes = std::move(key);
         }

@@ -235,6 +235,19 @@ TEST(SymbolBlockErrors, ParameterShapeContradictsInference)
     EXPECT_EQ(net->call(Tensor::ones(Shape({ 1, 2, 28, 28 }))).shape(), Shape({ 1, 10 }));
 }
 
+// The shapes are checked again whenever an input's shape differs from the last call's, and only
+// then (a call with the shapes of the last one compares them in place).
+TEST(SymbolBlockErrors, AnInputShapeThatChangesIsCheckedAgain)
+{
+    OPSCOPE_NEEDS_SHARED("models/mnist-symbol.json", "models/mnist-0035.params");
+    auto net = importMnist();
+    for (int call = 0; call < 2; ++call)
+        EXPECT_EQ(net->call(Tensor::ones(Shape({ 1, 1, 28, 28 }))).shape(), Shape({ 1, 10 }));
+    EXPECT_TRUE(throwsWith<ShapeError>([&] { net->call(Tensor::ones(Shape({ 1, 2, 28, 28 }))); },
+        { "hybridsequential9_conv0_weight", "(10, 1, 5, 5)", "(1, 2, 28, 28)" }));
+    EXPECT_EQ(net->call(Tensor::ones(Shape({ 3, 1, 28, 28 }))).shape(), Shape({ 3, 10 }));
+}
+
 // A shape that contradicts the variable's `__shape__` is found while loading.
 TEST(SymbolBlockErrors, ParameterShapeContradictsShapeAttribute)
 {
