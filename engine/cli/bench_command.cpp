@@ -64,7 +64,7 @@ int benchCommand(const BenchOptions& o)
         // figures give (timing every op costs some, which is why the pass time is taken apart).
         std::vector<RunProfile> runs;
         std::vector<std::string> labels;
-        std::vector<double> passMs;
+        std::vector<double> passMs, profiledMs;
         const auto call = [&] {
             const auto t0 = std::chrono::steady_clock::now();
             m.block->call(inputs);
@@ -87,10 +87,10 @@ int benchCommand(const BenchOptions& o)
         }
         for (int k = 0; k < o.repeat; ++k) {
             passMs.push_back(call());
-            profiled("pass " + std::to_string(k + 1));
+            profiledMs.push_back(profiled("pass " + std::to_string(k + 1)));
         }
         const std::vector<RunProfile> measured(runs.end() - o.repeat, runs.end());
-        figures = summarize(*exec, runs.front(), measured, passMs);
+        figures = summarize(*exec, runs.front(), measured, passMs, profiledMs);
         figures.firstCallMs = firstCallMs; // tracing the graph included
         if (!o.trace.empty()) trace = traceJson(exec->graph(), *exec, runs, labels);
     } catch (const std::bad_alloc&) {

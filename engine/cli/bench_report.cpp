@@ -53,7 +53,7 @@ double median(std::vector<double> values)
 }
 
 BenchFigures summarize(const Executor& executor, const RunProfile& first, const std::vector<RunProfile>& measured,
-    std::vector<double> passMs)
+    std::vector<double> passMs, std::vector<double> profiledMs)
 {
     const Graph& g = executor.graph();
     BenchFigures f;
@@ -63,9 +63,6 @@ BenchFigures summarize(const Executor& executor, const RunProfile& first, const 
         f.minMs = *std::min_element(f.passMs.begin(), f.passMs.end());
         f.maxMs = *std::max_element(f.passMs.begin(), f.passMs.end());
     }
-    std::vector<double> profiledMs;
-    for (const RunProfile& p : measured)
-        profiledMs.push_back(ms(p.totalNs()));
     f.profiledMedianMs = median(std::move(profiledMs));
     f.firstCallMs = ms(first.totalNs());
     f.planMs = ms(first.planNs);
@@ -139,7 +136,7 @@ void printTable(std::ostream& out, const BenchFigures& f)
         << fixed(f.planMs, 3) << " ms\n";
     const double opsShare = f.profiledMedianMs > 0 ? 100 * f.opsMs / f.profiledMedianMs : 0;
     out << f.ops.size() << " ops: their median self times sum to " << fixed(f.opsMs, 3) << " ms ("
-        << fixed(opsShare, 1) << " % of the timed pass)";
+        << fixed(opsShare, 1) << " % of a pass with each op timed)";
     if (f.hooked || f.observerMs > 0) out << ", observers " << fixed(f.observerMs, 3) << " ms";
     out << "\n";
     if (f.nativeTensors > 0)

@@ -39,7 +39,7 @@ struct BenchFigures {
     bool fuse = false; ///< ExecFlags::fuse was on
     std::vector<double> passMs; ///< every measured pass, in order
     double medianMs = 0, minMs = 0, maxMs = 0;
-    /// The median of the profiled passes (each op timed), of which the ops' shares are taken.
+    /// The median wall time of the profiled passes (each op timed), of which the ops' shares are taken.
     double profiledMedianMs = 0;
     double firstCallMs = 0, planMs = 0; ///< the first call, and the part of it spent planning
     double opsMs = 0; ///< the sum of the ops' median self times
@@ -52,10 +52,11 @@ struct BenchFigures {
     std::vector<OpFigures> ops; ///< slowest first
 };
 
-/// `first` profiles the first call (it planned), `measured` the profiled passes after the warm-up;
-/// `passMs` are the wall times (as the caller saw them) of the passes run without the profile.
+/// `first` profiles the first call (it planned), `measured` the profiled passes after the warm-up,
+/// whose wall times (as the caller saw them) are `profiledMs`; `passMs` are those of the passes run
+/// without the profile.
 BenchFigures summarize(const Executor& executor, const RunProfile& first, const std::vector<RunProfile>& measured,
-    std::vector<double> passMs);
+    std::vector<double> passMs, std::vector<double> profiledMs);
 
 double median(std::vector<double> values);
 

@@ -403,7 +403,8 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
         same = t.dtype() == m_types[e] && sameShape(t.shape(), m_planVariableShapes[v]);
     }
     if (!same) {
-        if (m_planned && m_flags.static_shape) {
+        // Prepared once (even by a plan that threw after taking the shapes): static_shape holds them.
+        if (!m_planVariableShapes.empty() && m_flags.static_shape) {
             for (size_t v = 0; v < variables.size(); ++v)
                 if (variables[v].shape() != m_planVariableShapes[v])
                     throw ShapeError(g.describe(g.variables()[v]) + ": static_shape executor was prepared for "

@@ -144,7 +144,7 @@ def main():
             a[2] += o["flops"] or 0
         for label, (n, ms, flops) in sorted(agg.items(), key=lambda kv: -kv[1][1]):
             prof.append("| %s | %d | %.2f | %.1f %% | %s | %s |" % (
-                label, n, ms, 100 * ms / f["median_ms"], "%.2f" % (flops / 1e9) if flops else "-",
+                label, n, ms, 100 * ms / f.get("profiled_median_ms", f["median_ms"]), "%.2f" % (flops / 1e9) if flops else "-",
                 "%.0f" % (flops / ms / 1e6) if flops else "-"))
         prof += ["", "The ten slowest ops:", "", "| node | op | self ms | GFLOP/s |", "|---|---|---|---|"]
         for o in f["ops"][:10]:
