@@ -173,7 +173,7 @@ void Executor::plan(std::span<const Tensor> variables)
             if (id < m_precision.size()) kernel = withPrecision(std::move(kernel), m_precision[id]);
             m_kernels.push_back(std::move(kernel));
         } catch (const Error& e) {
-            throw Error(g.describe(id) + ": " + e.what());
+            rethrowAt(id, e);
         }
         s.prepareNs
             = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - prepareStart).count();
@@ -239,6 +239,11 @@ void Executor::makeUnobservedSteps()
     m_allCalled = false;
 }
 
+void Executor::rethrowAt(uint32_t node, const Error& e) const
+{
+    throw Error(m_graph->describe(node) + ": " + e.what());
+}
+
 void Executor::runUnobserved(RunContext& ctx)
 {
     const UnobservedStep* const steps = m_unobservedSteps.data();
@@ -255,7 +260,7 @@ void Executor::runUnobserved(RunContext& ctx)
         }
     } catch (const Error& e) {
         markCalled(i);
-        throw Error(m_graph->describe(m_steps[steps[i].step].node) + ": " + e.what());
+        rethrowAt(m_steps[steps[i].step].node, e);
     } catch (...) {
         markCalled(i);
         throw;
@@ -295,17 +300,6 @@ void Executor::checkPlanFits()
         throw ResourceError("the run needs " + formatBytes(peak) + " for its tensors at its peak (at "
             + g.describe(peakNode) + "), more than the memory the engine may use (" + formatBytes(memoryLimit())
             + "; OPSCOPE_MEMORY_LIMIT sets it)");
-}
-
-namespace {
-    // Equal shapes, compared here rather than by a call (once per variable per run).
-    bool sameShape(const Shape& a, const Shape& b)
-    {
-        if (a.ndim() != b.ndim() || a.isScalar() != b.isScalar()) return false;
-        for (int d = 0; d < a.ndim(); ++d) // a loop, not std::equal: that calls memcmp for two or four dimensions
-            if (a[d] != b[d]) return false;
-        return true;
-    }
 }
 
 OpEvent Executor::makeEvent(uint32_t stepIndex, OpPhase phase, const TensorView* inViews, const TensorView* outViews) const
@@ -355,6 +349,85 @@ bool Executor::notify(uint32_t stepIndex)
     return callObservers(ev);
 }
 
+namespace {
+    RunResult stoppedRun(uint32_t node, OpPhase phase)
+    {
+        RunResult r;
+        r.status = RunStatus::Stopped;
+        r.stoppedAt = node;
+        r.stoppedPhase = phase;
+        return r;
+    }
+}
+
+// The step loop: each step's observers around its kernel, and per run allocation and timing
+// where the run needs them. `StaticUnprofiled` (static_alloc, no profile: a watched run's loop)
+// leaves those checks out at compile time.
+template <bool StaticUnprofiled>
+void Executor::runSteps(RunContext& ctx, RunResult& result, RunProfile* profile)
+{
+    const Graph& g = *m_graph;
+    RunProfile* const prof = StaticUnprofiled ? nullptr : profile;
+    const bool keep = StaticUnprofiled || m_flags.static_alloc;
+    for (uint32_t i = 0; i < m_steps.size(); ++i) {
+        const Step& s = m_steps[i];
+        if (s.absorbed) continue; // computed by the kernel it was fused into
+        if (!keep) {
+            try {
+                for (uint32_t k = 0; k < s.outCount; ++k)
+                    m_values[s.outBegin + k] = Tensor(m_shapes[s.outBegin + k], m_types[s.outBegin + k]);
+            } catch (const ResourceError& e) {
+                throw ResourceError(g.describe(s.node) + ": " + e.what());
+            }
+        }
+        StepTiming* timing = nullptr;
+        if (prof) {
+            timing = &prof->steps.emplace_back();
+            timing->node = s.node;
+            timing->beforeBegin = timing->beforeEnd = nowNs();
+        }
+        if (hasPhase(s.wants, OpPhase::Before)) {
+            const bool stop = notify<OpPhase::Before>(i);
+            if (timing) timing->beforeEnd = nowNs();
+            if (stop) {
+                result = stoppedRun(s.node, OpPhase::Before);
+                break;
+            }
+        }
+        if (timing) timing->kernelBegin = timing->beforeEnd;
+        try {
+            s.kernel->run(runInputs(s), std::span<Tensor* const>(m_outPtrs.data() + s.runOut, s.outCount), ctx);
+        } catch (const Error& e) {
+            rethrowAt(s.node, e);
+        }
+        m_firstCallAfter = !s.called;
+        m_steps[i].called = true;
+        if (timing) {
+            timing->kernelEnd = timing->afterBegin = timing->afterEnd = nowNs();
+            timing->firstCall = m_firstCallAfter;
+        }
+        if (hasPhase(s.wants, OpPhase::After)) {
+            const bool stop = notify<OpPhase::After>(i);
+            if (timing) timing->afterEnd = nowNs();
+            if (stop) {
+                result = stoppedRun(s.node, OpPhase::After);
+                break;
+            }
+        }
+        if (!keep) {
+            // Free each intermediate after its last consumer; variables belong to the caller.
+            for (uint32_t k = 0; k < s.inCount; ++k) {
+                const uint32_t e = m_inEntries[s.inBegin + k];
+                if (!m_isVariableEntry[e] && --m_remaining[e] == 0)
+                    m_values[e] = Tensor();
+            }
+            for (uint32_t k = 0; k < s.outCount; ++k)
+                if (m_remaining[s.outBegin + k] == 0)
+                    m_values[s.outBegin + k] = Tensor();
+        }
+    }
+}
+
 RunResult Executor::run(std::span<const Tensor> variables)
 {
     RunContext ctx;
@@ -377,12 +450,10 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
     if (variables.size() != g.variables().size())
         throw UsageError("graph has " + std::to_string(g.variables().size()) + " variables, "
             + std::to_string(variables.size()) + " tensors given");
-    bool allHeld = false; // set below
     const auto replan = [&] {
         const int64_t planBegin = prof ? nowNs() : 0;
         plan(variables);
         if (prof) prof->planNs = nowNs() - planBegin;
-        allHeld = false; // a new plan holds no variable
     };
     const bool keep = m_flags.static_alloc;
     // Does the plan fit these variables (their shapes and types)? Under static_alloc the last run's
@@ -390,17 +461,17 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
     // (a block's parameters) costs no reference counting and keeps its views. A held variable has
     // the plan's shape and type (a new plan drops them), so one with the same storage, start, shape
     // and type as the variable given fits and is already in place: the common case is this one pass.
+    const uint64_t generation = m_planGeneration;
     bool same = m_planned;
-    allHeld = keep && same;
+    bool allHeld = keep && same;
     for (size_t v = 0; same && v < variables.size(); ++v) {
         const Tensor& t = variables[v];
         const uint32_t e = m_variableEntries[v];
         if (allHeld) {
-            const Tensor& held = m_values[e];
-            if (held.sameStartAs(t) && held.dtype() == t.dtype() && sameShape(held.shape(), t.shape())) continue;
+            if (m_values[e].sameAs(t)) continue;
             allHeld = false;
         }
-        same = t.dtype() == m_types[e] && sameShape(t.shape(), m_planVariableShapes[v]);
+        same = t.dtype() == m_types[e] && t.shape() == m_planVariableShapes[v];
     }
     if (!same) {
         // Prepared once (even by a plan that threw after taking the shapes): static_shape holds them.
@@ -424,6 +495,7 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
             m_buffersReady = false; // a tensor now seen gets a buffer of its own
         }
     }
+    if (m_planGeneration != generation) allHeld = false; // a new plan holds no variable
     if (prof) prof->steps.reserve(m_steps.size());
     // The variables not already in place (all of them without static_alloc). The plan holds (made
     // again above otherwise), so a held variable has the shape and type of the one given: the same
@@ -472,70 +544,14 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
     }
 
     RunResult result;
-    // Nothing watched, profiled or allocated per run: the kernels alone.
-    const bool unobserved = keep && !m_anyWants && !prof;
-    if (unobserved) runUnobserved(ctx);
-    const uint32_t nsteps = unobserved ? 0 : static_cast<uint32_t>(m_steps.size());
-    for (uint32_t i = 0; i < nsteps; ++i) {
-        const Step& s = m_steps[i];
-        if (s.absorbed) continue; // computed by the kernel it was fused into
-        if (!keep) {
-            try {
-                for (uint32_t k = 0; k < s.outCount; ++k)
-                    m_values[s.outBegin + k] = Tensor(m_shapes[s.outBegin + k], m_types[s.outBegin + k]);
-            } catch (const ResourceError& e) {
-                throw ResourceError(g.describe(s.node) + ": " + e.what());
-            }
+    if (keep && !prof) {
+        if (m_anyWants) {
+            runSteps<true>(ctx, result, nullptr);
+        } else {
+            runUnobserved(ctx); // nothing watched, profiled or allocated per run: the kernels alone
         }
-        StepTiming* timing = nullptr;
-        if (prof) {
-            timing = &prof->steps.emplace_back();
-            timing->node = s.node;
-            timing->beforeBegin = timing->beforeEnd = nowNs();
-        }
-        if (hasPhase(s.wants, OpPhase::Before)) {
-            const bool stop = notify<OpPhase::Before>(i);
-            if (timing) timing->beforeEnd = nowNs();
-            if (stop) {
-                result.status = RunStatus::Stopped;
-                result.stoppedAt = s.node;
-                result.stoppedPhase = OpPhase::Before;
-                break;
-            }
-        }
-        if (timing) timing->kernelBegin = timing->beforeEnd;
-        try {
-            s.kernel->run(runInputs(s), std::span<Tensor* const>(m_outPtrs.data() + s.runOut, s.outCount), ctx);
-        } catch (const Error& e) {
-            throw Error(g.describe(s.node) + ": " + e.what());
-        }
-        m_firstCallAfter = !s.called;
-        m_steps[i].called = true;
-        if (timing) {
-            timing->kernelEnd = timing->afterBegin = timing->afterEnd = nowNs();
-            timing->firstCall = m_firstCallAfter;
-        }
-        if (hasPhase(s.wants, OpPhase::After)) {
-            const bool stop = notify<OpPhase::After>(i);
-            if (timing) timing->afterEnd = nowNs();
-            if (stop) {
-                result.status = RunStatus::Stopped;
-                result.stoppedAt = s.node;
-                result.stoppedPhase = OpPhase::After;
-                break;
-            }
-        }
-        if (!keep) {
-            // Free each intermediate after its last consumer; variables belong to the caller.
-            for (uint32_t k = 0; k < s.inCount; ++k) {
-                const uint32_t e = m_inEntries[s.inBegin + k];
-                if (!m_isVariableEntry[e] && --m_remaining[e] == 0)
-                    m_values[e] = Tensor();
-            }
-            for (uint32_t k = 0; k < s.outCount; ++k)
-                if (m_remaining[s.outBegin + k] == 0)
-                    m_values[s.outBegin + k] = Tensor();
-        }
+    } else {
+        runSteps<false>(ctx, result, prof);
     }
     if (result.status == RunStatus::Completed) {
         result.outputs.reserve(g.heads().size());

@@ -15,6 +15,8 @@
 
 namespace opscope {
 
+class Error;
+
 /// MXNet CachedOp flags as a typed struct (never a list of pairs), with MXNet 1.x's defaults.
 struct ExecFlags {
     bool static_alloc = false; ///< keep every buffer between calls: no allocation after the first call
@@ -142,6 +144,9 @@ private:
     template <OpPhase P> bool notify(uint32_t stepIndex);
     void makeUnobservedSteps();
     void runUnobserved(RunContext& ctx);
+    template <bool StaticUnprofiled> void runSteps(RunContext& ctx, RunResult& result, RunProfile* profile);
+    // Throws an Error whose message names node `node` before `e`'s.
+    [[noreturn]] void rethrowAt(uint32_t node, const Error& e) const;
     OpEvent makeEvent(uint32_t stepIndex, OpPhase phase, const TensorView* inViews, const TensorView* outViews) const;
     void makeEvents();
 

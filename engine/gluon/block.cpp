@@ -355,11 +355,10 @@ std::vector<Value> HybridBlock::callEager(const std::vector<Value>& inputs)
 }
 
 namespace {
-    // `arg` = `t`, unless it already is `t` (same storage, start, shape and type).
+    // `arg` = `t`, unless it already is `t`.
     void bindArg(Tensor& arg, const Tensor& t)
     {
-        if (arg.sameStartAs(t) && arg.dtype() == t.dtype() && arg.shape() == t.shape()) return;
-        arg = t;
+        if (!arg.sameAs(t)) arg = t;
     }
 }
 

@@ -176,7 +176,8 @@ std::vector<Value> SymbolBlock::forward(const std::vector<Value>& inputs)
         // The shapes checked last time (inputs, then parameters) compared in place: a call with
         // the same shapes allocates nothing here.
         const std::vector<ParamPtr>& ps = params().values();
-        const auto shapeOf = [](const ParamPtr& p) { return p->initialized() ? p->data().shape() : Shape(); };
+        static const Shape unknown;
+        const auto shapeOf = [](const ParamPtr& p) -> const Shape& { return p->initialized() ? p->data().shape() : unknown; };
         bool same = m_checkedShapes.size() == inputs.size() + ps.size();
         for (size_t k = 0; same && k < inputs.size(); ++k)
             same = m_checkedShapes[k] == inputs[k].tensor().shape();

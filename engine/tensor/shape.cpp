@@ -85,16 +85,6 @@ std::string Shape::str() const
     return s;
 }
 
-bool operator==(const Shape& a, const Shape& b)
-{
-    if (a.m_ndim != b.m_ndim || a.m_scalar != b.m_scalar)
-        return false;
-    for (int i = 0; i < a.m_ndim; ++i)
-        if (a.m_dims[static_cast<size_t>(i)] != b.m_dims[static_cast<size_t>(i)])
-            return false;
-    return true;
-}
-
 std::string shapeToX(const Shape& s)
 {
     std::string r;

@@ -51,7 +51,15 @@ public:
     /// Python tuple spelling used by MXNet: "(2, 3)", "(5,)", "()".
     std::string str() const;
 
-    friend bool operator==(const Shape& a, const Shape& b);
+    /// Inline and a loop (not std::equal, which calls memcmp for a few dimensions): the executor
+    /// compares each variable's shape at every run.
+    friend bool operator==(const Shape& a, const Shape& b)
+    {
+        if (a.m_ndim != b.m_ndim || a.m_scalar != b.m_scalar) return false;
+        for (size_t i = 0; i < static_cast<size_t>(a.m_ndim); ++i)
+            if (a.m_dims[i] != b.m_dims[i]) return false;
+        return true;
+    }
     friend bool operator!=(const Shape& a, const Shape& b) { return !(a == b); }
 
 private:

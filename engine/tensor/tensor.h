@@ -100,6 +100,11 @@ public:
     {
         return m_storage && m_storage == other.m_storage && m_offset == other.m_offset;
     }
+    /// The same tensor: the same storage, start, shape and type.
+    bool sameAs(const Tensor& other) const
+    {
+        return sameStartAs(other) && m_dtype == other.m_dtype && m_shape == other.m_shape;
+    }
     /// Bytes of the underlying buffer (not of this view).
     size_t storageBytes() const;
 

@@ -169,26 +169,28 @@ TEST_P(ExecutorModes, AKernelThatRanUnwatchedIsNoLongerOnItsFirstCall)
                              "fc2:before", "fc2:after" }));
 }
 
+// Watches nothing; once armed, its next wants() throws (the executor asks while it plans).
+struct ThrowingOnce : ExecutionObserver {
+    bool armed = false;
+    PhaseMask wants(const Graph&, uint32_t) override
+    {
+        if (armed) {
+            armed = false;
+            throw UsageError("wants() failed");
+        }
+        return PhaseMask::None;
+    }
+    ObserverAction onOp(const OpEvent&) override { return ObserverAction::Continue; }
+};
+
 // A plan that throws on the way (here an observer's wants(), while the executor lists who watches
 // what) is made again at the next run, even with the same variables: nothing of the plan it
 // replaced, nor of the half-made one, runs.
 TEST_P(ExecutorModes, APlanThatThrewOnTheWayIsMadeAgainAtTheNextRun)
 {
     if (GetParam() == 2) GTEST_SKIP() << "static_shape: no other batch to plan for";
-    struct Throwing : ExecutionObserver {
-        bool armed = false;
-        PhaseMask wants(const Graph&, uint32_t) override
-        {
-            if (armed) {
-                armed = false;
-                throw UsageError("wants() failed");
-            }
-            return PhaseMask::None;
-        }
-        ObserverAction onOp(const OpEvent&) override { return ObserverAction::Continue; }
-    };
     Executor exec(test::mlpGraph(), flags());
-    Throwing obs;
+    ThrowingOnce obs;
     exec.attach(&obs);
     const auto two = test::mlpInputs(2), three = test::mlpInputs(3);
     EXPECT_TRUE(test::tensorsNear(exec.run(two).outputs[0], mlpEager(two)));
@@ -200,6 +202,32 @@ TEST_P(ExecutorModes, APlanThatThrewOnTheWayIsMadeAgainAtTheNextRun)
         EXPECT_TRUE(test::tensorsNear(r.outputs[0], mlpEager(three))) << "run " << run;
     }
     EXPECT_TRUE(test::tensorsNear(exec.run(two).outputs[0], mlpEager(two)));
+}
+
+// A static_shape executor stays prepared for the shapes of its first run, even after a plan for
+// them threw on the way (here an observer's wants(), when a precision change plans again; the
+// executor had taken the shapes by then): another batch is still refused, not planned for, and
+// the first one runs.
+TEST_P(ExecutorModes, AStaticShapeExecutorKeepsItsShapesAfterAPlanThatThrew)
+{
+    if (GetParam() != 2) GTEST_SKIP() << "static_shape only";
+    Executor exec(test::mlpGraph(), flags());
+    ThrowingOnce obs;
+    exec.attach(&obs);
+    const auto two = test::mlpInputs(2), three = test::mlpInputs(3);
+    ASSERT_EQ(exec.run(two).status, RunStatus::Completed);
+    exec.setPrecision({});
+    obs.armed = true;
+    EXPECT_THROW(exec.run(two), UsageError);
+    try {
+        exec.run(three);
+        ADD_FAILURE() << "another batch ran";
+    } catch (const ShapeError& e) {
+        EXPECT_NE(std::string(e.what()).find("static_shape executor was prepared for (2, 5)"), std::string::npos) << e.what();
+    }
+    const RunResult r = exec.run(two);
+    ASSERT_EQ(r.status, RunStatus::Completed);
+    EXPECT_TRUE(test::tensorsNear(r.outputs[0], mlpEager(two)));
 }
 
 // Under static_alloc the executor holds the last run's variables and skips those given again: a
