@@ -1,8 +1,10 @@
 // ONNX's matrix products: MatMul (NumPy's matmul: 1-D operands promoted, batch dimensions
 // broadcast) and Gemm (alpha, beta, transA, transB, an optional C broadcast to the result). float32
-// and float64 go through Eigen's GEMM; the other types through a plain loop. Both take the post-ops
+// and float64 go through Eigen's GEMM (a float32 Gemm shaped as a FullyConnected layer through
+// oneDNN's inner product); the other types through a plain loop. Both take the post-ops
 // the executor fuses after them (MatrixEpilogue).
 
+#include "ops/dnnl/dnnl_common.h"
 #include "ops/onnx/matrix_epilogue.h"
 #include "ops/onnx/nn_util.h"
 #include "ops/onnx/onnx_kernels.h"
@@ -157,6 +159,48 @@ void addMatMul(OpRegistry& r)
     addOnnxOp(r, std::move(def));
 }
 
+// A float32 Gemm that is a FullyConnected layer (alpha 1, A as given, B transposed: (N, K) like a
+// FullyConnected weight; C absent, or one row (N) or (1, N) with beta 1), as exported CNNs end,
+// runs on the engine's FullyConnected oneDNN kernel (an inner product). Other types, and a Gemm
+// the executor fuses post-ops into (MatrixEpilogue's), take the reference kernel.
+class EngineGemm final : public Kernel {
+public:
+    EngineGemm(std::unique_ptr<Kernel> fast, std::unique_ptr<Kernel> slow)
+        : m_fast(std::move(fast))
+        , m_slow(std::move(slow))
+    {
+    }
+    void run(std::span<const Tensor* const> in, std::span<Tensor* const> out, RunContext& ctx) override
+    {
+        (m_fused || in[0]->dtype() != DType::Float32 ? m_slow : m_fast)->run(in, out, ctx);
+    }
+    const char* backend() const override { return m_fused ? m_slow->backend() : m_fast->backend(); }
+    bool setPostOps(std::span<const PostOp> ops) override
+    {
+        const bool taken = m_slow->setPostOps(ops);
+        m_fused = taken && !ops.empty();
+        return taken;
+    }
+
+private:
+    std::unique_ptr<Kernel> m_fast, m_slow;
+    bool m_fused = false;
+};
+
+std::unique_ptr<Kernel> gemmAsFullyConnected(const GemmParams& p, std::span<const Shape> in, std::span<const Shape> out)
+{
+    const bool hasC = in.size() > 2;
+    const int64_t n = out[0][1];
+    if (p.alpha != 1 || p.transA || !p.transB) return nullptr;
+    if (hasC && (p.beta != 1 || (in[2] != Shape({ n }) && in[2] != Shape({ 1, n })))) return nullptr;
+    const OpDef& fc = OpRegistry::instance().get("FullyConnected");
+    const ParamsPtr params = fc.parse(AttrMap { { "num_hidden", std::to_string(n) }, { "no_bias", hasC ? "False" : "True" },
+        { "flatten", "True" } });
+    const Shape shapes[] = { in[0], in[1], Shape({ n }) };
+    std::unique_ptr<Kernel> k = fc.makeKernel(*params, std::span<const Shape>(shapes, hasC ? 3 : 2), out, KernelKind::Dnnl);
+    return k && std::string(k->backend()) == "dnnl" ? std::move(k) : nullptr;
+}
+
 void addGemm(OpRegistry& r)
 {
     OpDef def = onnxOp("Gemm");
@@ -212,6 +256,16 @@ void addGemm(OpRegistry& r)
                     }
                 });
             });
+    };
+    def.dnnl = [reference = def.reference](const OpParams& params, std::span<const Shape> in,
+                   std::span<const Shape> out) -> std::unique_ptr<Kernel> {
+        std::unique_ptr<Kernel> fast = gemmAsFullyConnected(paramsAs<GemmParams>(params), in, out);
+        if (!fast) return nullptr;
+        return std::make_unique<EngineGemm>(std::move(fast), reference(params, in, out));
+    };
+    def.dnnlPays = [](const OpParams&, std::span<const Shape> in, std::span<const Shape> out) {
+        return 2.0 * static_cast<double>(out[0].size()) * static_cast<double>(in[0].size() / std::max<int64_t>(out[0][0], 1))
+            >= dnnlutil::kMinFlops;
     };
     addOnnxOp(r, std::move(def));
 }
