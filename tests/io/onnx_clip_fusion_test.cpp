@@ -54,6 +54,18 @@ Tensor scalar(float v)
     return t;
 }
 
+/// Runs both on `in`, expects the same output, and counts the NaNs in the fused one's.
+int nansIfFusedIsPlain(Executor& plain, Executor& fused, const std::vector<Tensor>& in)
+{
+    const Tensor expected = plain.run(in).outputs.at(0).copy();
+    const Tensor got = fused.run(in).outputs.at(0).copy();
+    EXPECT_TRUE(test::tensorsNear(got, expected, 1e-6f, 1e-5f));
+    int nans = 0;
+    for (float v : got.view().values())
+        nans += std::isnan(v) ? 1 : 0;
+    return nans;
+}
+
 /// Records the inputs and output of the nodes it watches.
 struct ArgsWatcher : ExecutionObserver {
     std::string node;
@@ -178,16 +190,36 @@ TEST(OnnxClipFusion, AClipRunsInsideTheConvolutionOnlyOnRunsWhoseProductCannotBe
     for (const Run& r : runs) {
         SCOPED_TRACE((r.x == &huge ? "huge, " : r.x == &oneNaN ? "a NaN, " : "finite, ") + std::to_string(r.lo));
         const std::vector<Tensor> in = variables(b, { { "x", *r.x }, { "lo", scalar(r.lo) }, { "hi", scalar(r.hi) } });
-        const Tensor expected = plain.run(in).outputs.at(0).copy();
-        const Tensor got = fused.run(in).outputs.at(0).copy();
-        EXPECT_TRUE(test::tensorsNear(got, expected, 1e-6f, 1e-5f));
-        int nans = 0;
-        for (float v : got.view().values())
-            nans += std::isnan(v) ? 1 : 0;
+        const int nans = nansIfFusedIsPlain(plain, fused, in);
         if (r.nans >= 0) {
             EXPECT_EQ(nans, r.nans) << "the NaN reaches the 3x3 outputs around it in every channel";
         }
     }
     if (fused.kernelBackends()[idOf(*g, "conv1")] != "dnnl") GTEST_SKIP() << "oneDNN runs no convolution here: nothing fused";
     EXPECT_EQ(fusedNames(fused, *g, "conv1"), (std::vector<std::string> { "clip1" }));
+}
+
+// A convolution whose clip ran inside its primitive leaves values the next convolution need not
+// read to know they are finite and bounded (dnnlutil::recordedBounds), but only for that run:
+// after a run whose input holds a NaN, the first convolution's clip runs after the store and the
+// NaN reaches the second, which must see it. Runs alternate; each gives the unfused values.
+TEST(OnnxClipFusion, BoundsLeftByAClippedConvolutionHoldOnlyForTheRunThatLeftThem)
+{
+    OnnxGraph b = build("conv_clip_chain.onnx", { Shape({ 1, 8, 12, 12 }) });
+    const auto g = std::make_shared<Graph>(b.graph);
+    const Tensor finite = Tensor::uniform(Shape({ 1, 8, 12, 12 }), -3, 3);
+    Tensor oneNaN = finite.copy();
+    oneNaN.at(3 * 144 + 6 * 12 + 6) = std::numeric_limits<float>::quiet_NaN();
+    Executor plain(g, staticFlags(false));
+    Executor fused(g, staticFlags(true));
+    const Tensor* const order[] = { &finite, &oneNaN, &finite, &oneNaN, &oneNaN, &finite };
+    for (const Tensor* x : order) {
+        SCOPED_TRACE(x == &finite ? "finite" : "a NaN");
+        const std::vector<Tensor> in = variables(b, { { "x", *x } });
+        const int nans = nansIfFusedIsPlain(plain, fused, in);
+        // Through three convolutions (3x3, depthwise 3x3, 1x1) the NaN spreads to 5x5 positions.
+        EXPECT_EQ(nans, x == &finite ? 0 : 8 * 25);
+    }
+    if (fused.kernelBackends()[idOf(*g, "conv1")] != "dnnl") GTEST_SKIP() << "oneDNN runs no convolution here: nothing fused";
+    EXPECT_EQ(fusedNames(fused, *g, "dwconv2"), (std::vector<std::string> { "clip2" }));
 }

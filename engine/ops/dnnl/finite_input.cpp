@@ -1,6 +1,7 @@
 #include "ops/dnnl/finite_input.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -66,6 +67,37 @@ bool FiniteInput::holds(const float* x, int64_t n) const
         if (outside) return false;
     }
     return true;
+}
+
+namespace {
+    struct Recorded {
+        const float* data = nullptr;
+        int64_t count = 0;
+        uint64_t version = 0;
+        float lo = 0, hi = 0;
+    };
+    // The last few outputs recorded on this thread, oldest overwritten first: a network's next
+    // convolution reads what the one before it wrote.
+    thread_local std::array<Recorded, 8> recorded;
+    thread_local size_t nextRecorded = 0;
+}
+
+void recordBounds(const Tensor& t, float lo, float hi)
+{
+    const float* data = t.view().data();
+    for (Recorded& r : recorded)
+        if (r.data == data) r = Recorded(); // this start's earlier record
+    recorded[nextRecorded] = Recorded { data, t.size(), t.version(), lo, hi };
+    nextRecorded = (nextRecorded + 1) % recorded.size();
+}
+
+std::optional<std::pair<float, float>> recordedBounds(const Tensor& t)
+{
+    const float* data = t.view().data();
+    if (!data) return std::nullopt;
+    for (const Recorded& r : recorded)
+        if (r.data == data && t.size() <= r.count && t.version() == r.version) return std::pair(r.lo, r.hi);
+    return std::nullopt;
 }
 
 } // namespace opscope::dnnlutil

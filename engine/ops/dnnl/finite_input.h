@@ -8,6 +8,8 @@
 #include "tensor/tensor.h"
 
 #include <cstdint>
+#include <optional>
+#include <utility>
 
 namespace opscope::dnnlutil {
 
@@ -31,5 +33,14 @@ private:
     bool m_weightsFinite = false, m_biasFinite = true;
     float m_limit = -1.0f;
 };
+
+/// What a convolution that ran its clip inside its primitive knows of its output at this run:
+/// every value finite and within [lo, hi]. Kept for the kernels that run next on the same thread
+/// (a pass's kernels run on one), so that a convolution reading it needs no pass over its input.
+/// Keyed by where the values are and by the storage's version (Tensor::version: changed by any
+/// write, numbers never reused), so a tensor written since, or another one, never matches.
+void recordBounds(const Tensor& t, float lo, float hi);
+/// The bounds recorded for these values (the same start, at most as many) and not written since.
+std::optional<std::pair<float, float>> recordedBounds(const Tensor& t);
 
 } // namespace opscope::dnnlutil

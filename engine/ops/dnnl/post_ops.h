@@ -48,6 +48,9 @@ public:
     /// NaN-keeping relu, or clip with lo <= hi, after only relu, sigmoid or tanh (each finite on
     /// finite values). Then, on a run whose product is finite, it may run inside the primitive.
     bool finishesFinite() const { return m_finishesFinite; }
+    /// The op left to finish() is a clip: inside the primitive, it leaves every value within
+    /// finishBounds().
+    bool finishesWithClip() const { return m_own && m_ops.back().kind == PostOp::Kind::Clip; }
     /// The bounds of the clip left to finish() at this run (after bind()); a relu's are (0, 0).
     std::pair<float, float> finishBounds() const;
     /// The attribute with the op left to finish() as oneDNN's post-op, with these bounds.

@@ -4,6 +4,8 @@
 #include "ops/nn/channels_last.h"
 #include "ops/nn/convolution.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -241,7 +243,7 @@ public:
     void run(std::span<const Tensor* const> in, std::span<Tensor* const> out, RunContext&) override
     {
         dnnl::stream& s = dnnlutil::threadStream();
-        m_src->bind(in[0]->data());
+        m_src->bind(const_cast<float*>(in[0]->view().data())); // only read: data() would count as a write
         m_dst->bind(out[0]->data());
         if (m_bias) m_bias.set_data_handle(const_cast<float*>(in[2]->view().data())); // only read
         m_src->convert(s);
@@ -276,7 +278,12 @@ public:
         s.wait();
         m_dst->convert(s);
         s.wait();
-        if (!inside) m_post.finish(*out[0]);
+        if (!inside) {
+            m_post.finish(*out[0]);
+        } else if (m_post.finishesWithClip()) { // finite, and within the clip's bounds
+            const std::pair<float, float> bounds = m_post.finishBounds();
+            dnnlutil::recordBounds(*out[0], bounds.first, bounds.second);
+        }
     }
 
     const char* backend() const override { return "dnnl"; }
@@ -287,14 +294,19 @@ private:
     // A NaN-keeping clip or relu left to finish() runs as oneDNN's post-op inside the primitive
     // when this run's product cannot be NaN or infinite (every input value finite and within the
     // weights' bound: dnnlutil::FiniteInput): on finite values both give the same numbers, and the
-    // pass over the output is saved. Checked when reading the input costs less than that pass.
+    // pass over the output is saved. Known without reading the input when a convolution with a
+    // clip inside wrote it (dnnlutil::recordedBounds); otherwise checked when reading the input
+    // costs less than that pass.
     bool finishesInside(std::span<const Tensor* const> in, const Tensor& out)
     {
-        if (!m_post.finishesFinite() || in[0]->size() > 2 * out.size()) return false;
+        if (!m_post.finishesFinite()) return false;
         const std::pair<float, float> bounds = m_post.finishBounds();
         if (!(bounds.first <= bounds.second)) return false; // oneDNN clips in another order then
         m_finite.update(*in[1], m_params.noBias ? nullptr : in[2]);
-        if (!m_finite.holds(in[0]->view().data(), in[0]->size())) return false;
+        const auto known = dnnlutil::recordedBounds(*in[0]); // by a clip inside the convolution before
+        const bool knownToHold = known && std::max(std::fabs(known->first), std::fabs(known->second)) <= m_finite.limit();
+        if (!knownToHold && (in[0]->size() > 2 * out.size() || !m_finite.holds(in[0]->view().data(), in[0]->size())))
+            return false;
         if (!m_finishingMade || bounds != m_finishingBounds) {
             m_finishingMade = true;
             m_finishingBounds = bounds;
