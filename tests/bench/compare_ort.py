@@ -2,13 +2,14 @@
 """opscope against ONNX Runtime on the same .onnx files; writes two sections of docs/BENCHMARKS.md.
 
 Exports ResNet-50, ResNet-18 and MobileNetV2 from torchvision (random weights: the time does not
-depend on them) into a temporary folder with python3-torch, takes the transformer encoder sample
+depend on them) into a temporary folder with python3-torch (or into --models-dir, reusing the files
+it already holds), takes the transformer encoder sample
 (samples/onnx/transformer.onnx), and times each at batch 1 and 8 (the transformer at its fixed batch
 1), with 1 and 2 threads: opscope-cli bench (static_shape, fused and --no-fuse) and ONNX Runtime
 (tests/bench/ort_bench.js, graph optimisations all and disabled), alternating the four in rounds, and
 reports the median over the rounds of each one's median pass. Then the profiler's view of ResNet-50.
 
-Usage: /usr/bin/python3 tests/bench/compare_ort.py --ort DIR [--build build] [--rounds 3]
+Usage: /usr/bin/python3 tests/bench/compare_ort.py --ort DIR [--build build] [--rounds 3] [--models-dir DIR]
 DIR holds node_modules/onnxruntime-node (npm install --ignore-scripts onnxruntime-node@1.30.0 there).
 Every figure is a ratio within one run: absolute times move with the machine."""
 import argparse
@@ -29,18 +30,24 @@ ap.add_argument("--build", default=os.path.join(root, "build"))
 ap.add_argument("--rounds", type=int, default=3)
 ap.add_argument("--models", default="resnet50,resnet18,mobilenet_v2,transformer")
 ap.add_argument("--profile-only", action="store_true", help="rewrite only the ResNet-50 profile section")
+ap.add_argument("--models-dir", help="export the torchvision models into this folder and reuse what it already "
+                "holds (python3-torch is then needed only for the first run)")
 args = ap.parse_args()
 cli = os.path.join(args.build, "bin", "opscope-cli")
 ort_js = os.path.join(root, "tests", "bench", "ort_bench.js")
 
 
 def export(name, folder):
+    path = os.path.join(folder, name + ".onnx")
+    if os.path.exists(path):
+        return path
     import torch
     import torchvision
-    path = os.path.join(folder, name + ".onnx")
     model = getattr(torchvision.models, name)(weights=None).eval()
-    torch.onnx.export(model, torch.randn(1, 3, 224, 224), path, input_names=["input"], output_names=["logits"],
+    partial = path + ".partial"  # renamed when whole: an interrupted export is not reused
+    torch.onnx.export(model, torch.randn(1, 3, 224, 224), partial, input_names=["input"], output_names=["logits"],
                       dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}}, opset_version=13)
+    os.replace(partial, path)
     return path
 
 
@@ -66,7 +73,8 @@ def onnxruntime(path, inputs, threads, repeat, opt):
 
 
 def main():
-    folder = tempfile.mkdtemp(prefix="opscope-ort-")
+    folder = args.models_dir or tempfile.mkdtemp(prefix="opscope-ort-")
+    os.makedirs(folder, exist_ok=True)
     models = {}
     for name in args.models.split(","):
         if name == "transformer":
@@ -108,7 +116,8 @@ def main():
             m["unfused"] / m["ort_plain"], 100 * (m["unfused"] - m["fused"]) / m["unfused"]))
     sec += ["", "Fused (the default) folds BatchNorm, relu, clip (ReLU6) and residual adds into the convolutions "
             "(oneDNN post-ops; a clip keeps NaN: it runs inside the primitive on runs whose input is finite and "
-            "small enough that no sum overflows, after the store otherwise) and keeps each tensor that only "
+            "small enough that no sum overflows, after the store otherwise; a convolution whose own clip ran "
+            "inside leaves that known for the next one, which then need not read its input to know it) and keeps each tensor that only "
             "convolutions and poolings write and read in oneDNN's layout between them (MaxPool and "
             "GlobalAveragePool run in the layout of the convolution before them; MobileNetV2's stem converts its "
             "output straight into the layout of the depthwise convolution reading it); the tensors nobody watches "
@@ -118,10 +127,11 @@ def main():
             "linear layer of its feed-forward blocks the GELU after it, exported as five nodes (Div, Erf, Add, Mul, "
             "Mul: 68 kernels run a pass instead of 78). Both keep each "
             "convolution's weights in oneDNN's layout from run to run, reordered again only when written "
-            "(`Tensor::version`). What still separates opscope from ONNX Runtime, per op in `opscope-cli bench`: "
-            "MobileNetV2's convolutions at 112×112 (its first expanding 1×1 and the stem), its stride-2 depthwise "
-            "convolutions, and the classifiers' Gemm, which runs on the reference kernel. Run to run, on this "
-            "shared machine, these ratios move by several per cent.", ""]
+            "(`Tensor::version`). A Gemm shaped as a linear layer (the classifiers) runs on oneDNN's inner "
+            "product. What still separates opscope from ONNX Runtime, per op in `opscope-cli bench`: "
+            "MobileNetV2's convolutions at 112×112 (its first expanding 1×1 and the stem), and the classifiers' "
+            "Gemm at batch 1, which reads its weights (5 MB for MobileNetV2, 8 MB for ResNet-50) from memory at "
+            "every pass. Run to run, on this shared machine, these ratios move by several per cent.", ""]
     if args.profile_only:
         sec = []
 
