@@ -191,7 +191,7 @@ std::unique_ptr<Kernel> gemmAsFullyConnected(const GemmParams& p, std::span<cons
 {
     const bool hasC = in.size() > 2;
     const int64_t n = out[0][1];
-    if (p.alpha != 1 || p.transA || !p.transB) return nullptr;
+    if (p.alpha != 1 || p.transA || !p.transB || n < 1) return nullptr; // (a layer of no units: the reference kernel)
     if (hasC && (p.beta != 1 || (in[2] != Shape({ n }) && in[2] != Shape({ 1, n })))) return nullptr;
     const OpDef& fc = OpRegistry::instance().get("FullyConnected");
     const ParamsPtr params = fc.parse(AttrMap { { "num_hidden", std::to_string(n) }, { "no_bias", hasC ? "False" : "True" },

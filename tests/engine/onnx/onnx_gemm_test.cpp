@@ -46,6 +46,8 @@ std::vector<GemmCase> cases()
         { "beta_half", { { "beta", "0.5" }, { "transB", "1" } }, Shape({ 4, 256 }), Shape({ 200, 256 }), Shape({ 200 }), false },
         { "c_per_element", tb, Shape({ 4, 256 }), Shape({ 200, 256 }), Shape({ 4, 200 }), false },
         { "c_a_column", tb, Shape({ 4, 256 }), Shape({ 200, 256 }), Shape({ 4, 1 }), false },
+        { "no_units", tb, Shape({ 4, 256 }), Shape({ 0, 256 }), Shape({ 0 }), false },
+        { "no_rows", tb, Shape({ 0, 256 }), Shape({ 200, 256 }), Shape({ 200 }), false },
         // float64: the kernel is made for the shapes; the type, known at run, takes the reference loop.
         { "float64", tb, Shape({ 2, 256 }), Shape({ 200, 256 }), Shape({ 200 }), true, DType::Float64 },
     };
