@@ -62,4 +62,10 @@ std::unique_ptr<Kernel> makeEltwise(
 /// (oneDNN's call cost ~0.5 µs dominates below; see DESIGN.md).
 constexpr double kMinFlops = 64.0 * 1024.0;
 
+/// Whether `batch` products of an (m×k) by a (k×n) matrix, 2·batch·m·k·n operations, reach kMinFlops.
+constexpr bool matrixProductPays(double batch, double m, double k, double n)
+{
+    return 2.0 * batch * m * k * n >= kMinFlops;
+}
+
 } // namespace opscope::dnnlutil

@@ -231,7 +231,7 @@ OpDef dotOp(const std::string& name, ShapeFn shapeFn)
     };
     d.dnnlPays = [shapeFn](const OpParams& p, std::span<const Shape> in, std::span<const Shape>) {
         const Gemm g = gemmOf(shapeFn, paramsAs<DotParams>(p), in);
-        return 2.0 * static_cast<double>(g.batch * g.m * g.k * g.n) >= dnnlutil::kMinFlops;
+        return dnnlutil::matrixProductPays(static_cast<double>(g.batch), static_cast<double>(g.m), static_cast<double>(g.k), static_cast<double>(g.n));
     };
     d.backward = [shapeFn](const BackwardArgs& a) {
         const auto& params = paramsAs<DotParams>(a.params);

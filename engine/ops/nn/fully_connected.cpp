@@ -181,8 +181,7 @@ bool dnnlPays(const OpParams& op, std::span<const Shape> in, std::span<const Sha
 {
     const auto& p = paramsAs<FullyConnectedParams>(op);
     const MatrixDims m = matrixDims(p, in[0]);
-    return 2.0 * static_cast<double>(m.rows) * static_cast<double>(m.inUnits) * static_cast<double>(p.numHidden)
-        >= dnnlutil::kMinFlops;
+    return dnnlutil::matrixProductPays(1, static_cast<double>(m.rows), static_cast<double>(m.inUnits), static_cast<double>(p.numHidden));
 }
 
 // y = x·Wᵀ + b:  dx = dy·W,  dW = dyᵀ·x,  db = Σ_rows dy.

@@ -6,6 +6,7 @@
 
 #include "ops/dnnl/dnnl_common.h"
 #include "ops/onnx/matrix_epilogue.h"
+#include "ops/onnx/float32_kernel.h"
 #include "ops/onnx/nn_util.h"
 #include "ops/onnx/onnx_kernels.h"
 #include "ops/onnx/register_onnx.h"
@@ -163,30 +164,6 @@ void addMatMul(OpRegistry& r)
 // FullyConnected weight; C absent, or one row (N) or (1, N) with beta 1), as exported CNNs end,
 // runs on the engine's FullyConnected oneDNN kernel (an inner product). Other types, and a Gemm
 // the executor fuses post-ops into (MatrixEpilogue's), take the reference kernel.
-class EngineGemm final : public Kernel {
-public:
-    EngineGemm(std::unique_ptr<Kernel> fast, std::unique_ptr<Kernel> slow)
-        : m_fast(std::move(fast))
-        , m_slow(std::move(slow))
-    {
-    }
-    void run(std::span<const Tensor* const> in, std::span<Tensor* const> out, RunContext& ctx) override
-    {
-        (m_fused || in[0]->dtype() != DType::Float32 ? m_slow : m_fast)->run(in, out, ctx);
-    }
-    const char* backend() const override { return m_fused ? m_slow->backend() : m_fast->backend(); }
-    bool setPostOps(std::span<const PostOp> ops) override
-    {
-        const bool taken = m_slow->setPostOps(ops);
-        m_fused = taken && !ops.empty();
-        return taken;
-    }
-
-private:
-    std::unique_ptr<Kernel> m_fast, m_slow;
-    bool m_fused = false;
-};
-
 std::unique_ptr<Kernel> gemmAsFullyConnected(const GemmParams& p, std::span<const Shape> in, std::span<const Shape> out)
 {
     const bool hasC = in.size() > 2;
@@ -261,11 +238,11 @@ void addGemm(OpRegistry& r)
                    std::span<const Shape> out) -> std::unique_ptr<Kernel> {
         std::unique_ptr<Kernel> fast = gemmAsFullyConnected(paramsAs<GemmParams>(params), in, out);
         if (!fast) return nullptr;
-        return std::make_unique<EngineGemm>(std::move(fast), reference(params, in, out));
+        return std::make_unique<Float32Kernel>("Gemm", std::move(fast), reference(params, in, out), FusedInto::Slow);
     };
     def.dnnlPays = [](const OpParams&, std::span<const Shape> in, std::span<const Shape> out) {
-        return 2.0 * static_cast<double>(out[0].size()) * static_cast<double>(in[0].size() / std::max<int64_t>(out[0][0], 1))
-            >= dnnlutil::kMinFlops;
+        const int64_t m = out[0][0], n = out[0][1], k = m > 0 ? in[0].size() / m : 0; // A holds m·k either way round
+        return dnnlutil::matrixProductPays(1, static_cast<double>(m), static_cast<double>(k), static_cast<double>(n));
     };
     addOnnxOp(r, std::move(def));
 }

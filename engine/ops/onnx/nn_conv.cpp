@@ -3,6 +3,7 @@
 // engine's Convolution kernels (im2col and Eigen, or oneDNN); everything else on a direct loop.
 
 #include "ops/nn/convolution.h"
+#include "ops/onnx/float32_kernel.h"
 #include "ops/onnx/nn_util.h"
 #include "ops/onnx/onnx_kernels.h"
 #include "ops/onnx/register_onnx.h"
@@ -116,48 +117,19 @@ template <class T> void convDirect(const ConvParams& p, const Tensor& X, const T
         }
 }
 
-// Float32 through the engine's Convolution kernel (and any post-op it takes on); other floating
-// types directly.
-class EngineConv final : public Kernel {
-public:
-    EngineConv(const ConvParams& p, std::unique_ptr<Kernel> fast, const char* backend)
-        : m_params(p)
-        , m_fast(std::move(fast))
-        , m_backend(backend)
-    {
-    }
-    void run(std::span<const Tensor* const> in, std::span<Tensor* const> out, RunContext& ctx) override
-    {
-        if (in[0]->dtype() == DType::Float32) {
-            m_fast->run(in, out, ctx);
-            return;
-        }
-        if (m_fused) throw UsageError("a convolution fused with the ops after it runs on float32 only");
+// Every floating type, directly.
+std::unique_ptr<Kernel> directKernel(const ConvParams& p)
+{
+    return lambdaKernel(p, [](const ConvParams& q, std::span<const Tensor* const> in, std::span<Tensor* const> out, RunContext&) {
         dispatchType(in[0]->dtype(), [&](auto tag) {
             using T = decltype(tag);
-            if constexpr (std::is_floating_point_v<Calc<T>>)
-                convDirect<T>(m_params, *in[0], *in[1], in.size() > 2 ? in[2] : nullptr, *out[0]);
+            if constexpr (std::is_floating_point_v<Calc<T>>) convDirect<T>(q, *in[0], *in[1], in.size() > 2 ? in[2] : nullptr, *out[0]);
         });
-    }
-    const char* backend() const override { return m_backend; }
-    bool setPostOps(std::span<const PostOp> ops) override
-    {
-        const bool taken = m_fast->setPostOps(ops);
-        m_fused = taken && !ops.empty();
-        return taken;
-    }
-    NativeLayout nativeOutput() const override { return m_fast->nativeOutput(); }
-    NativeLayout nativeInput(size_t index) const override { return m_fast->nativeInput(index); }
-    void setNative(std::span<const bool> inputs, bool output) override { m_fast->setNative(inputs, output); }
-    bool outputIn(const NativeLayout& layout) override { return m_fast->outputIn(layout); }
+    });
+}
 
-private:
-    ConvParams m_params;
-    std::unique_ptr<Kernel> m_fast;
-    const char* m_backend;
-    bool m_fused = false;
-};
-
+// Float32 through the engine's Convolution kernel (and any post-op it takes on): 1-D or 2-D with
+// symmetric pads; the rest directly.
 std::unique_ptr<Kernel> convKernel(const OpParams& params, std::span<const Shape> in, std::span<const Shape> out, bool dnnl)
 {
     const auto& p = paramsAs<ConvParams>(params);
@@ -174,14 +146,9 @@ std::unique_ptr<Kernel> convKernel(const OpParams& params, std::span<const Shape
         cp.numGroup = p.group;
         cp.noBias = in.size() < 3;
         std::unique_ptr<Kernel> fast = dnnl ? makeConvolutionDnnl(cp, in, out) : makeConvolutionReference(cp, in, out);
-        if (fast) return std::make_unique<EngineConv>(p, std::move(fast), dnnl ? "dnnl" : "reference");
+        if (fast) return std::make_unique<Float32Kernel>("Conv", std::move(fast), directKernel(p), FusedInto::Fast);
     }
-    return lambdaKernel(p, [](const ConvParams& q, std::span<const Tensor* const> in, std::span<Tensor* const> out, RunContext&) {
-        dispatchType(in[0]->dtype(), [&](auto tag) {
-            using T = decltype(tag);
-            if constexpr (std::is_floating_point_v<Calc<T>>) convDirect<T>(q, *in[0], *in[1], in.size() > 2 ? in[2] : nullptr, *out[0]);
-        });
-    });
+    return directKernel(p);
 }
 
 // ConvTranspose: the adjoint of Conv, scattering each input element through the kernel.

@@ -3,6 +3,7 @@
 // propagates through MaxPool, so the NaN watchpoint finds where it began.
 
 #include "ops/onnx/nn_util.h"
+#include "ops/onnx/float32_kernel.h"
 #include "ops/onnx/onnx_kernels.h"
 #include "ops/onnx/register_onnx.h"
 #include "ops/registry.h"
@@ -135,31 +136,6 @@ std::unique_ptr<Kernel> enginePooling(const PoolParams& p, Kind kind, std::span<
     return k && std::string(k->backend()) == "dnnl" ? std::move(k) : nullptr;
 }
 
-// The engine's float32 kernel with the reference loop for other types; the layouts are the
-// engine kernel's (a float32 tensor kept in oneDNN's blocked layout: the executor decides on types
-// known when it plans).
-class EnginePool final : public Kernel {
-public:
-    EnginePool(std::unique_ptr<Kernel> fast, std::unique_ptr<Kernel> slow)
-        : m_fast(std::move(fast))
-        , m_slow(std::move(slow))
-    {
-    }
-    void run(std::span<const Tensor* const> in, std::span<Tensor* const> out, RunContext& ctx) override
-    {
-        (in[0]->dtype() == DType::Float32 ? m_fast : m_slow)->run(in, out, ctx);
-    }
-    const char* backend() const override { return "dnnl"; }
-    NativeLayout nativeOutput() const override { return m_fast->nativeOutput(); }
-    NativeLayout nativeInput(size_t index) const override { return m_fast->nativeInput(index); }
-    void setNative(std::span<const bool> inputs, bool output) override { m_fast->setNative(inputs, output); }
-    std::vector<NativeLayout> nativeChoices() const override { return m_fast->nativeChoices(); }
-    void chooseNative(int input, int output) override { m_fast->chooseNative(input, output); }
-
-private:
-    std::unique_ptr<Kernel> m_fast, m_slow;
-};
-
 void addPool(OpRegistry& r, const char* name, Kind kind, bool global)
 {
     OpDef def = onnxOp(name);
@@ -205,11 +181,11 @@ void addPool(OpRegistry& r, const char* name, Kind kind, bool global)
             });
     };
     // oneDNN for float32 (another type at run time takes the reference loop).
-    def.dnnl = [kind, reference = def.reference](const OpParams& params, std::span<const Shape> in,
+    def.dnnl = [op, kind, reference = def.reference](const OpParams& params, std::span<const Shape> in,
                    std::span<const Shape> out) -> std::unique_ptr<Kernel> {
         std::unique_ptr<Kernel> fast = enginePooling(paramsAs<PoolParams>(params), kind, in, out);
         if (!fast) return nullptr;
-        return std::make_unique<EnginePool>(std::move(fast), reference(params, in, out));
+        return std::make_unique<Float32Kernel>(op, std::move(fast), reference(params, in, out), FusedInto::Fast);
     };
     addOnnxOp(r, std::move(def));
 }
