@@ -85,6 +85,7 @@ void Executor::recomputeWants()
         s.wants = m;
         m_anyWants = m_anyWants || m != PhaseMask::None;
     }
+    listWatchCalls();
     m_fusionDirty = !m_candidates.empty() || !m_layoutSteps.empty() || !m_layoutWatched.empty() || !m_storageSteps.empty();
 }
 
@@ -137,7 +138,7 @@ void Executor::plan(std::span<const Tensor> variables)
     m_storageSlot.clear();
     m_slotElements.clear();
     m_kernels.clear();
-    m_unobservedSteps.clear(); // it points into what is made again here
+    m_kernelSteps.clear(); // it points into what is made again here
     m_inPtrs.clear();
     m_inEntries.clear();
     m_outPtrs.clear();
@@ -222,53 +223,13 @@ void Executor::plan(std::span<const Tensor> variables)
     recomputeWants();
     fuse();
     keepNativeLayouts();
-    makeUnobservedSteps();
+    makeKernelSteps();
     m_planned = true; // only now: a plan that threw on the way is made again at the next run
-}
-
-void Executor::makeUnobservedSteps()
-{
-    m_unobservedSteps.clear();
-    for (uint32_t i = 0; i < m_steps.size(); ++i) {
-        const Step& s = m_steps[i];
-        if (s.absorbed) continue;
-        const std::span<const Tensor* const> in = runInputs(s);
-        m_unobservedSteps.push_back(UnobservedStep { s.kernel, in.data(), m_outPtrs.data() + s.runOut,
-            static_cast<uint32_t>(in.size()), s.outCount, i });
-    }
-    m_allCalled = false;
 }
 
 void Executor::rethrowAt(uint32_t node, const Error& e) const
 {
     throw Error(m_graph->describe(node) + ": " + e.what());
-}
-
-void Executor::runUnobserved(RunContext& ctx)
-{
-    const UnobservedStep* const steps = m_unobservedSteps.data();
-    const size_t n = m_unobservedSteps.size();
-    const auto markCalled = [&](size_t ran) { // the first `ran` kernels ran
-        for (size_t k = 0; k < ran; ++k)
-            m_steps[steps[k].step].called = true;
-    };
-    size_t i = 0;
-    try {
-        for (; i < n; ++i) {
-            const UnobservedStep& s = steps[i];
-            s.kernel->run(std::span<const Tensor* const>(s.in, s.inCount), std::span<Tensor* const>(s.out, s.outCount), ctx);
-        }
-    } catch (const Error& e) {
-        markCalled(i);
-        rethrowAt(m_steps[steps[i].step].node, e);
-    } catch (...) {
-        markCalled(i);
-        throw;
-    }
-    if (!m_allCalled) {
-        markCalled(n);
-        m_allCalled = true;
-    }
 }
 
 void Executor::checkPlanFits()
@@ -349,26 +310,12 @@ bool Executor::notify(uint32_t stepIndex)
     return callObservers(ev);
 }
 
-namespace {
-    RunResult stoppedRun(uint32_t node, OpPhase phase)
-    {
-        RunResult r;
-        r.status = RunStatus::Stopped;
-        r.stoppedAt = node;
-        r.stoppedPhase = phase;
-        return r;
-    }
-}
-
 // The step loop: each step's observers around its kernel, and per run allocation and timing
-// where the run needs them. `StaticUnprofiled` (static_alloc, no profile: a watched run's loop)
-// leaves those checks out at compile time.
-template <bool StaticUnprofiled>
-void Executor::runSteps(RunContext& ctx, RunResult& result, RunProfile* profile)
+// where the run needs them (a static_alloc run without a profile takes runWatched's table).
+void Executor::runSteps(RunContext& ctx, RunResult& result, RunProfile* prof)
 {
     const Graph& g = *m_graph;
-    RunProfile* const prof = StaticUnprofiled ? nullptr : profile;
-    const bool keep = StaticUnprofiled || m_flags.static_alloc;
+    const bool keep = m_flags.static_alloc;
     for (uint32_t i = 0; i < m_steps.size(); ++i) {
         const Step& s = m_steps[i];
         if (s.absorbed) continue; // computed by the kernel it was fused into
@@ -546,12 +493,12 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
     RunResult result;
     if (keep && !prof) {
         if (m_anyWants) {
-            runSteps<true>(ctx, result, nullptr);
+            runWatched(ctx, result);
         } else {
             runUnobserved(ctx); // nothing watched, profiled or allocated per run: the kernels alone
         }
     } else {
-        runSteps<false>(ctx, result, prof);
+        runSteps(ctx, result, prof);
     }
     if (result.status == RunStatus::Completed) {
         result.outputs.reserve(g.heads().size());

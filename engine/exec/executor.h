@@ -142,9 +142,20 @@ private:
     bool storageStale() const;
     void allocateBuffers();
     template <OpPhase P> bool notify(uint32_t stepIndex);
-    void makeUnobservedSteps();
+    void makeKernelSteps();
     void runUnobserved(RunContext& ctx);
-    template <bool StaticUnprofiled> void runSteps(RunContext& ctx, RunResult& result, RunProfile* profile);
+    void listWatchCalls();
+    template <bool After> bool callWatchers(size_t tableStep, bool firstCall);
+    void runWatched(RunContext& ctx, RunResult& result);
+    void runSteps(RunContext& ctx, RunResult& result, RunProfile* profile);
+    static RunResult stoppedRun(uint32_t node, OpPhase phase)
+    {
+        RunResult r;
+        r.status = RunStatus::Stopped;
+        r.stoppedAt = node;
+        r.stoppedPhase = phase;
+        return r;
+    }
     // Throws an Error whose message names node `node` before `e`'s.
     [[noreturn]] void rethrowAt(uint32_t node, const Error& e) const;
     OpEvent makeEvent(uint32_t stepIndex, OpPhase phase, const TensorView* inViews, const TensorView* outViews) const;
@@ -261,16 +272,25 @@ private:
     std::vector<int64_t> m_prepareByNode;
     uint64_t m_planGeneration = 0;
     bool m_firstCallAfter = false; // the step that just ran ran for the first time since the plan
-    // The kernels to run, with what they read and write, when nothing is watched, profiled or
-    // allocated per run (runUnobserved): the step loop without its checks. Made with the plan.
-    struct UnobservedStep {
+    // The kernels to run, with what they read and write, for a static_alloc run without a profile:
+    // the step loop without its checks. Made with the plan. When nothing is watched the kernels run
+    // alone (runUnobserved); otherwise each with its observer calls (runWatched):
+    // m_watchCalls[before, after) before it and [after, end) after it, listed again whenever the
+    // observers' wants change (recomputeWants).
+    struct KernelStep {
         Kernel* kernel;
         const Tensor* const* in;
         Tensor* const* out;
         uint32_t inCount, outCount;
         uint32_t step; // in m_steps
+        uint32_t before, after, end;
     };
-    std::vector<UnobservedStep> m_unobservedSteps;
+    struct WatchCall {
+        ExecutionObserver* observer;
+        uint32_t event; // in m_events
+    };
+    std::vector<KernelStep> m_kernelSteps;
+    std::vector<WatchCall> m_watchCalls;
     bool m_allCalled = false; // every step that runs has run since the plan (Step::called)
     RunProfile* m_profile = nullptr;
 };

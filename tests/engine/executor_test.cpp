@@ -7,6 +7,8 @@
 #include "tensor/memory_limit.h"
 #include "tensor/random.h"
 
+#include <functional>
+
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -167,6 +169,57 @@ TEST_P(ExecutorModes, AKernelThatRanUnwatchedIsNoLongerOnItsFirstCall)
     ASSERT_EQ(exec.run(test::mlpInputs(4)).status, RunStatus::Completed);
     EXPECT_EQ(rec.first, (std::vector<std::string> { "fc1:before", "fc1:after", "relu1:before", "relu1:after",
                              "fc2:before", "fc2:after" }));
+}
+
+// Observers may attach or detach during a run (from a callback): each call after the change goes
+// to the observers listed then, in every mode, the static_alloc run's table of calls included.
+// A run stopped half way leaves the steps after the stop on their first call.
+TEST_P(ExecutorModes, AnObserverAttachedOrDetachedDuringARunTakesPartFromTheNextCall)
+{
+    struct Recorder : ExecutionObserver {
+        std::vector<std::string> seen;
+        std::function<ObserverAction(const OpEvent&)> then;
+        PhaseMask wants(const Graph&, uint32_t) override { return PhaseMask::Both; }
+        ObserverAction onOp(const OpEvent& ev) override
+        {
+            seen.push_back(ev.node.name + (ev.phase == OpPhase::Before ? ":before" : ":after") + (ev.firstCall ? "*" : ""));
+            return then ? then(ev) : ObserverAction::Continue;
+        }
+    };
+    ExecFlags unfused = flags();
+    unfused.fuse = false;
+    Executor exec(test::mlpGraph(), unfused);
+    const auto inputs = test::mlpInputs(2);
+    Recorder a, b;
+    a.then = [&](const OpEvent& ev) {
+        if (ev.node.name == "fc1" && ev.phase == OpPhase::After) {
+            exec.attach(&b);
+            exec.detach(&a);
+        }
+        return ObserverAction::Continue;
+    };
+    exec.attach(&a);
+    const RunResult r = exec.run(inputs);
+    ASSERT_EQ(r.status, RunStatus::Completed);
+    EXPECT_TRUE(test::tensorsNear(r.outputs[0], mlpEager(inputs)));
+    EXPECT_EQ(a.seen, (std::vector<std::string> { "fc1:before*", "fc1:after*" }));
+    EXPECT_EQ(b.seen, (std::vector<std::string> { "relu1:before*", "relu1:after*", "fc2:before*", "fc2:after*" }));
+
+    // A fresh plan's run stopped before relu1: relu1 and fc2 have not run, so the next run still
+    // calls them first.
+    Executor fresh(test::mlpGraph(), unfused);
+    Recorder c;
+    c.then = [](const OpEvent& ev) {
+        return ev.node.name == "relu1" && ev.phase == OpPhase::Before ? ObserverAction::Stop : ObserverAction::Continue;
+    };
+    fresh.attach(&c);
+    EXPECT_EQ(fresh.run(inputs).status, RunStatus::Stopped);
+    c.then = nullptr;
+    ASSERT_EQ(fresh.run(inputs).status, RunStatus::Completed);
+    ASSERT_EQ(fresh.run(inputs).status, RunStatus::Completed);
+    EXPECT_EQ(c.seen, (std::vector<std::string> { "fc1:before*", "fc1:after*", "relu1:before*", // stopped
+                          "fc1:before", "fc1:after", "relu1:before*", "relu1:after*", "fc2:before*", "fc2:after*",
+                          "fc1:before", "fc1:after", "relu1:before", "relu1:after", "fc2:before", "fc2:after" }));
 }
 
 // Watches nothing; once armed, its next wants() throws (the executor asks while it plans).
