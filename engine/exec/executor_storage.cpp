@@ -48,9 +48,31 @@ void Executor::planStorage()
         }
     }
 
+    // A convolution's residual (a sum post-op's operand) in the convolution's own layout is copied
+    // whole into its output before the output is written: when the convolution reads it last, and
+    // only as the residual, the output takes its buffer, and the copy is skipped (the sum then adds in place, as oneDNN's sum
+    // post-op does into its destination).
+    std::vector<int64_t> inPlace(m_steps.size(), none); // by step: the residual whose buffer its output takes
+    for (size_t i = 0; i < m_steps.size() && !m_nativeEntries.empty(); ++i) {
+        const Step& s = m_steps[i];
+        if (s.absorbed || s.outCount != 1 || s.extraCount == 0 || !m_nativeEntries[s.runOut]) continue;
+        const auto in = runInputs(s);
+        for (size_t k = s.inCount; k < in.size(); ++k) {
+            const int64_t r = entryIndex(in[k]);
+            const bool readOnce = std::count(in.begin(), in.end(), in[k]) == 1; // not the convolution's input too
+            if (r >= 0 && readOnce && m_nativeEntries[static_cast<size_t>(r)] && !own[static_cast<size_t>(r)] && !own[s.runOut]
+                && lastUse[static_cast<size_t>(r)] == static_cast<int64_t>(i)
+                && m_shapes[static_cast<size_t>(r)].size() == m_shapes[s.runOut].size()) {
+                inPlace[i] = r;
+                break;
+            }
+        }
+    }
+
     // Steps in order: the tensors made at a step take buffers no longer read, then those whose last
-    // reader is this step give theirs back. A tensor never shares with another input or output of
-    // the step that writes it, so no kernel reads and writes one buffer.
+    // reader is this step give theirs back. Apart from a residual taken in place, a tensor never
+    // shares with another input or output of the step that writes it, so no kernel reads and writes
+    // one buffer.
     std::vector<std::vector<uint32_t>> bornAt(m_steps.size()), freedAt(m_steps.size());
     for (size_t e = 0; e < n; ++e) {
         if (own[e] || born[e] == none) continue;
@@ -59,8 +81,13 @@ void Executor::planStorage()
     }
     std::vector<uint32_t> freeSlots;
     for (size_t i = 0; i < m_steps.size(); ++i) {
+        const int64_t handed = inPlace[i] >= 0 && m_storageSlot[static_cast<size_t>(inPlace[i])] >= 0 ? inPlace[i] : none;
         for (uint32_t e : bornAt[i]) {
             const int64_t want = m_shapes[e].size();
+            if (handed != none && e == m_steps[i].runOut) { // the residual's buffer (the same size)
+                m_storageSlot[e] = m_storageSlot[static_cast<size_t>(handed)];
+                continue;
+            }
             // The smallest free buffer that holds it, else the largest free one, grown.
             auto pick = freeSlots.end();
             for (auto it = freeSlots.begin(); it != freeSlots.end(); ++it) {
@@ -81,7 +108,7 @@ void Executor::planStorage()
             m_storageSlot[e] = slot;
         }
         for (uint32_t e : freedAt[i])
-            freeSlots.push_back(static_cast<uint32_t>(m_storageSlot[e]));
+            if (static_cast<int64_t>(e) != handed) freeSlots.push_back(static_cast<uint32_t>(m_storageSlot[e]));
     }
     // The steps that write or read a shared tensor: one of them watched later makes the buffers again.
     for (size_t i = 0; i < m_steps.size(); ++i) {
