@@ -53,20 +53,34 @@ void FiniteInput::update(const Tensor& weights, const Tensor* bias)
     m_limit = static_cast<float>(m_rowSum > 0 ? std::min(largest, (ceiling - m_biasMax) / m_rowSum) : largest);
 }
 
-bool FiniteInput::holds(const float* x, int64_t n) const
+std::optional<float> FiniteInput::bound(const float* x, int64_t n) const
 {
-    if (m_limit < 0) return false;
+    if (m_limit < 0) return std::nullopt;
     const float limit = m_limit;
     // In blocks, so a failing input stops early and each block vectorises (NaN fails the compare).
     constexpr int64_t block = 4096;
+    float largest = 0;
     for (int64_t begin = 0; begin < n; begin += block) {
         const int64_t end = std::min(n, begin + block);
         int outside = 0;
-        for (int64_t i = begin; i < end; ++i)
-            outside |= !(std::fabs(x[i]) <= limit);
-        if (outside) return false;
+        float m = 0;
+        for (int64_t i = begin; i < end; ++i) {
+            const float a = std::fabs(x[i]);
+            outside |= !(a <= limit);
+            m = a > m ? a : m;
+        }
+        if (outside) return std::nullopt;
+        largest = std::max(largest, m);
     }
-    return true;
+    return largest;
+}
+
+float FiniteInput::outputBound(float inputBound) const
+{
+    // Each output sums at most max_o Σ_j |w_oj| · inputBound and a bias; float rounding adds far
+    // less than the margin (a relative 1e-3).
+    const double b = (static_cast<double>(inputBound) * m_rowSum + m_biasMax) * 1.001;
+    return static_cast<float>(std::min(b, static_cast<double>(std::numeric_limits<float>::max())));
 }
 
 namespace {

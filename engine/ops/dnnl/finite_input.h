@@ -21,7 +21,12 @@ public:
     /// null. Measured again only when either changed (Tensor::version) or moved.
     void update(const Tensor& weights, const Tensor* bias);
     /// Every one of the `n` values finite and within the limit.
-    bool holds(const float* x, int64_t n) const;
+    bool holds(const float* x, int64_t n) const { return bound(x, n).has_value(); }
+    /// The largest |x| of the `n` values when every one holds; nothing otherwise.
+    std::optional<float> bound(const float* x, int64_t n) const;
+    /// A bound on every output for inputs within `inputBound` (<= limit()): inputBound · max_o Σ_j |w_oj|
+    /// + max_o |b_o|, rounded up.
+    float outputBound(float inputBound) const;
     /// Negative when a weight or bias is not finite (then nothing holds).
     float limit() const { return m_limit; }
 
@@ -34,8 +39,9 @@ private:
     float m_limit = -1.0f;
 };
 
-/// What a convolution that ran its clip inside its primitive knows of its output at this run:
-/// every value finite and within [lo, hi]. Kept for the kernels that run next on the same thread
+/// What a kernel knows of its output at this run: every value within [lo, hi], so none NaN (a
+/// convolution that ran its clip or relu inside its primitive on an input within its weights'
+/// bound: finite bounds; one that ends with oneDNN's own relu: [0, +inf]). Kept for the kernels that run next on the same thread
 /// (a pass's kernels run on one), so that a convolution reading it needs no pass over its input.
 /// Keyed by where the values are and by the storage's version (Tensor::version: changed by any
 /// write, numbers never reused), so a tensor written since, or another one, never matches.

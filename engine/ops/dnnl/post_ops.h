@@ -51,6 +51,12 @@ public:
     /// The op left to finish() is a clip: inside the primitive, it leaves every value within
     /// finishBounds().
     bool finishesWithClip() const { return m_own && m_ops.back().kind == PostOp::Kind::Clip; }
+    /// The list is one NaN-keeping relu (left to finish()): inside the primitive, it leaves every
+    /// value within [0, the product's bound].
+    bool isReluAlone() const { return m_own && m_ops.size() == 1 && m_ops.back().kind == PostOp::Kind::Relu; }
+    /// The list ends with oneDNN's own relu (not NaN-keeping: NaN becomes 0): every value the
+    /// primitive writes is within [0, +inf], none NaN, whatever its input.
+    bool endsWithPlainRelu() const { return !m_own && !m_ops.empty() && m_ops.back().kind == PostOp::Kind::Relu; }
     /// The bounds of the clip left to finish() at this run (after bind()); a relu's are (0, 0).
     std::pair<float, float> finishBounds() const;
     /// The attribute with the op left to finish() as oneDNN's post-op, with these bounds.

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <unordered_map>
 #include <utility>
@@ -278,11 +279,15 @@ public:
         s.wait();
         m_dst->convert(s);
         s.wait();
-        if (!inside) {
+        if (m_post.endsWithPlainRelu()) { // no NaN, whatever came in
+            dnnlutil::recordBounds(*out[0], 0.0f, std::numeric_limits<float>::infinity());
+        } else if (!inside) {
             m_post.finish(*out[0]);
         } else if (m_post.finishesWithClip()) { // finite, and within the clip's bounds
             const std::pair<float, float> bounds = m_post.finishBounds();
             dnnlutil::recordBounds(*out[0], bounds.first, bounds.second);
+        } else if (m_post.isReluAlone()) { // finite, and within [0, the product's bound]
+            dnnlutil::recordBounds(*out[0], 0.0f, m_finite.outputBound(m_inputBound));
         }
     }
 
@@ -294,19 +299,26 @@ private:
     // A NaN-keeping clip or relu left to finish() runs as oneDNN's post-op inside the primitive
     // when this run's product cannot be NaN or infinite (every input value finite and within the
     // weights' bound: dnnlutil::FiniteInput): on finite values both give the same numbers, and the
-    // pass over the output is saved. Known without reading the input when a convolution with a
-    // clip inside wrote it (dnnlutil::recordedBounds); otherwise checked when reading the input
-    // costs less than that pass.
+    // pass over the output is saved. Known without reading the input when the kernel that wrote it
+    // recorded its bounds (dnnlutil::recordedBounds: a convolution with a clip or relu inside);
+    // otherwise checked when reading the input costs less than that pass.
+    // Either way the input's bound gives the output's, recorded in turn.
     bool finishesInside(std::span<const Tensor* const> in, const Tensor& out)
     {
         if (!m_post.finishesFinite()) return false;
         const std::pair<float, float> bounds = m_post.finishBounds();
         if (!(bounds.first <= bounds.second)) return false; // oneDNN clips in another order then
         m_finite.update(*in[1], m_params.noBias ? nullptr : in[2]);
-        const auto known = dnnlutil::recordedBounds(*in[0]); // by a clip inside the convolution before
-        const bool knownToHold = known && std::max(std::fabs(known->first), std::fabs(known->second)) <= m_finite.limit();
-        if (!knownToHold && (in[0]->size() > 2 * out.size() || !m_finite.holds(in[0]->view().data(), in[0]->size())))
-            return false;
+        const auto known = dnnlutil::recordedBounds(*in[0]); // by the kernel before (a clip or relu inside it)
+        const float knownBound = known ? std::max(std::fabs(known->first), std::fabs(known->second)) : 0.0f;
+        if (known && knownBound <= m_finite.limit()) {
+            m_inputBound = knownBound;
+        } else {
+            const std::optional<float> scanned
+                = in[0]->size() > 2 * out.size() ? std::nullopt : m_finite.bound(in[0]->view().data(), in[0]->size());
+            if (!scanned) return false;
+            m_inputBound = *scanned;
+        }
         if (!m_finishingMade || bounds != m_finishingBounds) {
             m_finishingMade = true;
             m_finishingBounds = bounds;
@@ -330,6 +342,7 @@ private:
     std::pair<float, float> m_finishingBounds;
     bool m_finishingMade = false, m_finishingOk = false;
     dnnlutil::FiniteInput m_finite;
+    float m_inputBound = 0; // this run's max |x| when finishesInside() (known or read)
     std::unique_ptr<Port> m_src, m_weights, m_dst, m_residual;
     memory m_bias;
     std::unordered_map<int, memory> m_convArgs;
