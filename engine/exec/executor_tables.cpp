@@ -68,14 +68,19 @@ void Executor::listWatchCalls()
 
 // Calls kernel step t's observers of one phase; true when one asked to stop. Observers may not
 // attach or detach during a run; should one, the calls are listed again (the kernel steps stay)
-// and the loop reads the list afresh each time round, staying inside it.
+// and the loop reads the list afresh each time round, staying inside it and inside this step's
+// phase: a detached observer is never called, nor one given another step's or phase's event
+// (which of the phase's other observers are called then is not defined).
 template <bool After>
 bool Executor::callWatchers(size_t t, bool firstCall)
 {
     bool stop = false;
+    const uint32_t slot = 2 * m_kernelSteps[t].step + (After ? 1 : 0);
     for (uint32_t c = After ? m_kernelSteps[t].after : m_kernelSteps[t].before;
          c < (After ? m_kernelSteps[t].end : m_kernelSteps[t].after); ++c) {
         const WatchCall& w = m_watchCalls[c];
+        if (w.event != slot) [[unlikely]]
+            break; // listed again, and another phase's calls now lie here
         OpEvent& ev = m_events[w.event];
         ev.firstCall = firstCall;
         if (w.observer->onOp(ev) == ObserverAction::Stop) stop = true;

@@ -7,6 +7,7 @@
 #include "tensor/memory_limit.h"
 #include "tensor/random.h"
 
+#include <algorithm>
 #include <functional>
 
 #include <gtest/gtest.h>
@@ -171,39 +172,83 @@ TEST_P(ExecutorModes, AKernelThatRanUnwatchedIsNoLongerOnItsFirstCall)
                              "fc2:before", "fc2:after" }));
 }
 
-// Observers may attach or detach during a run (from a callback): each call after the change goes
-// to the observers listed then, in every mode, the static_alloc run's table of calls included.
-// A run stopped half way leaves the steps after the stop on their first call.
-TEST_P(ExecutorModes, AnObserverAttachedOrDetachedDuringARunTakesPartFromTheNextCall)
+// Observers may not attach or detach during a run (Executor's contract), but should one do so from
+// a callback, in any mode (the static_alloc run's table of calls included): the run completes with
+// its values, a detached observer is called no more, one that stays attached gets every event,
+// and no observer is given an event out of the run's order (another step's or phase's); within
+// the phase of the change one may be called twice or not at all. Attaching one and detaching
+// another in one callback hands over from the next step. A run stopped half way leaves the steps
+// after the stop on their first call.
+TEST_P(ExecutorModes, ObserversChangedDuringARunGetEventsInOrderAndADetachedOneNone)
 {
     struct Recorder : ExecutionObserver {
         std::vector<std::string> seen;
+        std::vector<int> order; // 2 × the node's place in the run + the phase
         std::function<ObserverAction(const OpEvent&)> then;
         PhaseMask wants(const Graph&, uint32_t) override { return PhaseMask::Both; }
         ObserverAction onOp(const OpEvent& ev) override
         {
             seen.push_back(ev.node.name + (ev.phase == OpPhase::Before ? ":before" : ":after") + (ev.firstCall ? "*" : ""));
+            const int place = ev.node.name == "fc1" ? 0 : ev.node.name == "relu1" ? 1 : 2;
+            order.push_back(2 * place + (ev.phase == OpPhase::After ? 1 : 0));
             return then ? then(ev) : ObserverAction::Continue;
         }
+        bool inOrder() const { return std::adjacent_find(order.begin(), order.end(), std::greater<>()) == order.end(); }
     };
+    const auto at = [](const OpEvent& ev, const char* node, OpPhase phase) { return ev.node.name == node && ev.phase == phase; };
     ExecFlags unfused = flags();
     unfused.fuse = false;
-    Executor exec(test::mlpGraph(), unfused);
     const auto inputs = test::mlpInputs(2);
-    Recorder a, b;
-    a.then = [&](const OpEvent& ev) {
-        if (ev.node.name == "fc1" && ev.phase == OpPhase::After) {
-            exec.attach(&b);
-            exec.detach(&a);
+    {
+        Executor exec(test::mlpGraph(), unfused);
+        Recorder a, b;
+        a.then = [&](const OpEvent& ev) {
+            if (at(ev, "fc1", OpPhase::After)) {
+                exec.attach(&b);
+                exec.detach(&a);
+            }
+            return ObserverAction::Continue;
+        };
+        exec.attach(&a);
+        const RunResult r = exec.run(inputs);
+        ASSERT_EQ(r.status, RunStatus::Completed);
+        EXPECT_TRUE(test::tensorsNear(r.outputs[0], mlpEager(inputs)));
+        EXPECT_EQ(a.seen, (std::vector<std::string> { "fc1:before*", "fc1:after*" }));
+        EXPECT_EQ(b.seen, (std::vector<std::string> { "relu1:before*", "relu1:after*", "fc2:before*", "fc2:after*" }));
+    }
+    for (const OpPhase phase : { OpPhase::Before, OpPhase::After }) {
+        // One attaches another in the middle of relu1 (the lists grow), or detaches the one listed
+        // after it (they shrink).
+        Executor grows(test::mlpGraph(), unfused), shrinks(test::mlpGraph(), unfused);
+        Recorder a, b, c, d;
+        a.then = [&](const OpEvent& ev) {
+            if (at(ev, "relu1", phase)) grows.attach(&b);
+            return ObserverAction::Continue;
+        };
+        c.then = [&](const OpEvent& ev) {
+            if (at(ev, "relu1", phase)) shrinks.detach(&d);
+            return ObserverAction::Continue;
+        };
+        grows.attach(&a);
+        shrinks.attach(&c);
+        shrinks.attach(&d);
+        for (Executor* e : { &grows, &shrinks }) {
+            const RunResult r = e->run(inputs);
+            ASSERT_EQ(r.status, RunStatus::Completed);
+            EXPECT_TRUE(test::tensorsNear(r.outputs[0], mlpEager(inputs)));
         }
-        return ObserverAction::Continue;
-    };
-    exec.attach(&a);
-    const RunResult r = exec.run(inputs);
-    ASSERT_EQ(r.status, RunStatus::Completed);
-    EXPECT_TRUE(test::tensorsNear(r.outputs[0], mlpEager(inputs)));
-    EXPECT_EQ(a.seen, (std::vector<std::string> { "fc1:before*", "fc1:after*" }));
-    EXPECT_EQ(b.seen, (std::vector<std::string> { "relu1:before*", "relu1:after*", "fc2:before*", "fc2:after*" }));
+        for (const Recorder* r : { &a, &b, &c, &d })
+            EXPECT_TRUE(r->inOrder()) << testing::PrintToString(r->seen);
+        EXPECT_GE(a.seen.size(), 6u);
+        EXPECT_GE(c.seen.size(), 6u);
+        for (const std::string& e : { "fc1:before*", "fc1:after*", "relu1:before*", "relu1:after*", "fc2:before*", "fc2:after*" }) {
+            EXPECT_NE(std::find(a.seen.begin(), a.seen.end(), e), a.seen.end()) << e;
+            EXPECT_NE(std::find(c.seen.begin(), c.seen.end(), e), c.seen.end()) << e;
+        }
+        EXPECT_EQ(b.seen.back(), "fc2:after*") << "attached, it takes part from then on";
+        ASSERT_FALSE(d.seen.empty());
+        EXPECT_LE(d.order.back(), 2 + (phase == OpPhase::After ? 1 : 0)) << "detached at relu1: called no more after it";
+    }
 
     // A fresh plan's run stopped before relu1: relu1 and fc2 have not run, so the next run still
     // calls them first.

@@ -77,8 +77,10 @@ std::optional<float> FiniteInput::bound(const float* x, int64_t n) const
 
 float FiniteInput::outputBound(float inputBound) const
 {
-    // Each output sums at most max_o Σ_j |w_oj| · inputBound and a bias; float rounding adds far
-    // less than the margin (a relative 1e-3).
+    // Each output sums at most max_o Σ_j |w_oj| · inputBound and a bias, plus float rounding: a
+    // relative 1e-3 covers it for sums of up to ~16k products. Longer ones may round past it, by
+    // far less than the factor 4 that limit() keeps below FLT_MAX, and a bound is only ever
+    // compared with a limit.
     const double b = (static_cast<double>(inputBound) * m_rowSum + m_biasMax) * 1.001;
     return static_cast<float>(std::min(b, static_cast<double>(std::numeric_limits<float>::max())));
 }

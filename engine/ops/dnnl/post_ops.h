@@ -54,8 +54,8 @@ public:
     /// The list is one NaN-keeping relu (left to finish()): inside the primitive, it leaves every
     /// value within [0, the product's bound].
     bool isReluAlone() const { return m_own && m_ops.size() == 1 && m_ops.back().kind == PostOp::Kind::Relu; }
-    /// The list ends with oneDNN's own relu (not NaN-keeping: NaN becomes 0): every value the
-    /// primitive writes is within [0, +inf], none NaN, whatever its input.
+    /// The list ends with oneDNN's own relu (not NaN-keeping): in its JIT kernels NaN becomes 0,
+    /// so every value the primitive writes is within [0, +inf], none NaN, whatever its input.
     bool endsWithPlainRelu() const { return !m_own && !m_ops.empty() && m_ops.back().kind == PostOp::Kind::Relu; }
     /// The bounds of the clip left to finish() at this run (after bind()); a relu's are (0, 0).
     std::pair<float, float> finishBounds() const;

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <string>
 #include <unordered_map>
 #include <utility>
 
@@ -211,6 +212,10 @@ public:
                     anyFormat(dstPlain), strides, dilates, pads, pads),
                 attr, dnnlutil::cpuEngine());
         m_conv = dnnl::convolution_forward(pd);
+        // oneDNN's JIT post-op relu is a max with 0, which turns NaN into 0; its reference one
+        // (s > 0 ? s : s·alpha) keeps NaN. Only the first lets the output be recorded as NaN-free.
+        const std::string impl = pd.impl_info_str();
+        m_reluDropsNaN = impl.rfind("jit", 0) == 0 || impl.rfind("brg", 0) == 0;
         // The same convolution in the formats chosen, for a primitive that also applies the op left
         // to finish() (made when a run first can).
         m_exact = p.noBias ? dnnl::convolution_forward::desc(kind, algo, pd.src_desc(), pd.weights_desc(), pd.dst_desc(),
@@ -279,7 +284,7 @@ public:
         s.wait();
         m_dst->convert(s);
         s.wait();
-        if (m_post.endsWithPlainRelu()) { // no NaN, whatever came in
+        if (m_post.endsWithPlainRelu() && m_reluDropsNaN) { // no NaN, whatever came in
             dnnlutil::recordBounds(*out[0], 0.0f, std::numeric_limits<float>::infinity());
         } else if (!inside) {
             m_post.finish(*out[0]);
@@ -343,6 +348,7 @@ private:
     bool m_finishingMade = false, m_finishingOk = false;
     dnnlutil::FiniteInput m_finite;
     float m_inputBound = 0; // this run's max |x| when finishesInside() (known or read)
+    bool m_reluDropsNaN = false; // m_conv's implementation turns NaN into 0 in its relu post-op
     std::unique_ptr<Port> m_src, m_weights, m_dst, m_residual;
     memory m_bias;
     std::unordered_map<int, memory> m_convArgs;

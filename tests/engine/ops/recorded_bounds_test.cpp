@@ -155,7 +155,11 @@ TEST(RecordedBounds, AConvolutionEndingWithOneDNNsReluRecordsThatNoNaNLeftIt)
     Tensor* outs[] = { &y };
     RunContext ctx;
     conv->run(args, outs, ctx);
+    const auto bounds = recordedBounds(y);
+    // Recorded only where oneDNN's kernel is a JIT one (its relu turns NaN into 0; the reference
+    // kernel's keeps NaN): then the record must hold.
+    if (!bounds) GTEST_SKIP() << "oneDNN runs a reference convolution here: no record";
+    EXPECT_EQ(*bounds, std::make_pair(0.0f, std::numeric_limits<float>::infinity()));
     const float* v = y.view().data();
     EXPECT_EQ(std::count_if(v, v + y.size(), [](float f) { return std::isnan(f); }), 0) << "what the record says";
-    EXPECT_EQ(recordedBounds(y), std::make_pair(0.0f, std::numeric_limits<float>::infinity()));
 }
