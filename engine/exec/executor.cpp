@@ -85,6 +85,20 @@ void Executor::recomputeWants()
         s.wants = m;
         m_anyWants = m_anyWants || m != PhaseMask::None;
     }
+    // Then, every wants() asked, the looks at single tensors observers hand out instead of onOp().
+    m_callTensors.clear();
+    m_tensorCalls.clear();
+    for (size_t i = 0; i < n; ++i) {
+        for (uint32_t after = 0; after < 2; ++after) {
+            const OpPhase p = after ? OpPhase::After : OpPhase::Before;
+            for (uint32_t c = m_callRange[2 * i + after]; c < m_callRange[2 * i + after + 1]; ++c) {
+                const auto begin = static_cast<uint32_t>(m_tensorCalls.size());
+                const bool looks = m_calls[c]->tensorCalls(m_steps[i].node, p, m_tensorCalls);
+                if (!looks) m_tensorCalls.resize(begin);
+                m_callTensors.push_back(CallTensors { begin, static_cast<uint32_t>(m_tensorCalls.size()), !looks });
+            }
+        }
+    }
     listWatchCalls();
     m_fusionDirty = !m_candidates.empty() || !m_layoutSteps.empty() || !m_layoutWatched.empty() || !m_storageSteps.empty();
 }

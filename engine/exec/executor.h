@@ -122,8 +122,9 @@ public:
     /// ResourceError names the node where a plan that does not fit peaks).
     int64_t plannedPeakBytes() const { return m_peakBytes; }
     /// With static_alloc and fuse, the buffer entry `entryId` shares with the other entries given
-    /// the same number (their lives do not overlap; none of them is seen by an observer, a graph
-    /// output or a variable), or -1 when it has a buffer of its own. Known after the first run.
+    /// the same number (their lives do not overlap, except a convolution's residual and the output
+    /// it is added into in place, which meet at that one step; none of them is seen by an observer,
+    /// a graph output or a variable), or -1 when it has a buffer of its own. Known after the first run.
     int64_t sharedBuffer(uint32_t entryId) const
     {
         return entryId < m_storageSlot.size() ? m_storageSlot[entryId] : -1;
@@ -255,6 +256,14 @@ private:
     std::vector<ExecutionObserver*> m_observers;
     std::vector<ExecutionObserver*> m_calls; // by step and phase (recomputeWants)
     std::vector<uint32_t> m_callRange; // 2 × steps + 1 bounds into m_calls
+    // Parallel to m_calls: the observer's looks at single tensors there (ExecutionObserver::
+    // tensorCalls), m_tensorCalls[begin, end), or none (onOp) when `whole`.
+    struct CallTensors {
+        uint32_t begin, end;
+        bool whole;
+    };
+    std::vector<CallTensors> m_callTensors;
+    std::vector<TensorCall> m_tensorCalls;
     std::vector<TensorView> m_inViews, m_outViews;
     // With static_alloc the buffers stay put, so observers get views prepared once per plan
     // (variables' views when a run is given other tensors): an observed op then costs its callbacks only.
@@ -288,7 +297,10 @@ private:
     struct WatchCall {
         ExecutionObserver* observer;
         uint32_t event; // in m_events
+        uint32_t slot; // onTensor(call, the event's input or output `slot`), or kWholeOp: onOp(event)
+        uint32_t call;
     };
+    static constexpr uint32_t kWholeOp = ~0u;
     std::vector<KernelStep> m_kernelSteps;
     std::vector<WatchCall> m_watchCalls;
     bool m_allCalled = false; // every step that runs has run since the plan (Step::called)

@@ -59,20 +59,32 @@ void Executor::listWatchCalls()
         for (uint32_t after = 0; after < 2; ++after) {
             const uint32_t slot = 2 * k.step + after;
             (after ? k.after : k.before) = static_cast<uint32_t>(m_watchCalls.size());
-            for (uint32_t c = m_callRange[slot]; c < m_callRange[slot + 1]; ++c)
-                m_watchCalls.push_back(WatchCall { m_calls[c], slot });
+            const Step& s = m_steps[k.step];
+            const uint32_t slots = after ? s.outCount : s.inCount;
+            for (uint32_t c = m_callRange[slot]; c < m_callRange[slot + 1]; ++c) {
+                const CallTensors& t = m_callTensors[c];
+                if (t.whole) {
+                    m_watchCalls.push_back(WatchCall { m_calls[c], slot, kWholeOp, 0 });
+                    continue;
+                }
+                for (uint32_t l = t.begin; l < t.end; ++l)
+                    if (m_tensorCalls[l].slot < slots)
+                        m_watchCalls.push_back(WatchCall { m_calls[c], slot, m_tensorCalls[l].slot, m_tensorCalls[l].call });
+            }
         }
         k.end = static_cast<uint32_t>(m_watchCalls.size());
     }
 }
 
-// Calls kernel step t's observers of one phase; true when one asked to stop. Observers may not
+// Calls kernel step t's observers of one phase (onOp, or onTensor for each look an observer
+// listed instead); true when one asked to stop. Observers may not
 // attach or detach during a run; should one, the calls are listed again (the kernel steps stay)
 // and the loop reads the list afresh each time round, staying inside it and inside this step's
 // phase: a detached observer is never called, nor one given another step's or phase's event
 // (which of the phase's other observers are called then is not defined).
+// Inlined into runWatched: a call of its own costs a watched node a third more instructions.
 template <bool After>
-bool Executor::callWatchers(size_t t, bool firstCall)
+[[gnu::always_inline]] inline bool Executor::callWatchers(size_t t, bool firstCall)
 {
     bool stop = false;
     const uint32_t slot = 2 * m_kernelSteps[t].step + (After ? 1 : 0);
@@ -82,6 +94,10 @@ bool Executor::callWatchers(size_t t, bool firstCall)
         if (w.event != slot) [[unlikely]]
             break; // listed again, and another phase's calls now lie here
         OpEvent& ev = m_events[w.event];
+        if (w.slot != kWholeOp) { // a look at one tensor
+            w.observer->onTensor(w.call, (After ? ev.outputs : ev.inputs)[w.slot]);
+            continue;
+        }
         ev.firstCall = firstCall;
         if (w.observer->onOp(ev) == ObserverAction::Stop) stop = true;
     }
@@ -92,8 +108,11 @@ void Executor::runWatched(RunContext& ctx, RunResult& result)
 {
     // Until every kernel has run once since the plan, each step's first call is noted.
     const bool allCalled = m_allCalled;
-    for (size_t t = 0; t < m_kernelSteps.size(); ++t) {
-        const KernelStep& k = m_kernelSteps[t];
+    // The table stays put through the run (observers listed again change its call ranges in place).
+    const KernelStep* const steps = m_kernelSteps.data();
+    const size_t n = m_kernelSteps.size();
+    for (size_t t = 0; t < n; ++t) {
+        const KernelStep& k = steps[t];
         const bool first = !allCalled && !m_steps[k.step].called;
         if (k.before != k.after && callWatchers<false>(t, first)) {
             result = stoppedRun(m_steps[k.step].node, OpPhase::Before);

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 namespace opscope {
 
@@ -40,6 +41,12 @@ struct OpEvent {
 
 enum class ObserverAction : uint8_t { Continue, Stop };
 
+/// One look at one tensor of a node and nothing else (ExecutionObserver::tensorCalls).
+struct TensorCall {
+    uint32_t call; ///< the observer's own number for the look, given back to onTensor()
+    uint32_t slot; ///< the node's input (before the op) or output (after it)
+};
+
 /// Lowest layer of hooks and breakpoints: called before and after each op node. The executor
 /// first asks wants() for every node (once per graph and shape plan, not per run), so a node no
 /// observer wants costs one predictable branch. onOp() runs on the thread that runs the executor;
@@ -49,6 +56,19 @@ public:
     virtual ~ExecutionObserver() = default;
     virtual PhaseMask wants(const Graph& graph, uint32_t nodeId) = 0;
     virtual ObserverAction onOp(const OpEvent& event) = 0;
+
+    /// Optional, for an observer whose every call for a node's phase only looks at single
+    /// tensors (never stops the run, never reads firstCall): appends those looks to `calls` in the
+    /// order onOp() would make them and returns true; the executor may then call onTensor(call,
+    /// view) for each, the view of `slot` (dropped when the node has no such slot), instead of
+    /// onOp(), which it still calls where it has no table (dynamic mode, a profiled run). Asked
+    /// after wants() for every node; the calls' numbers hold until wants() is asked again.
+    virtual bool tensorCalls(uint32_t nodeId, OpPhase phase, std::vector<TensorCall>& calls)
+    {
+        (void)nodeId, (void)phase, (void)calls;
+        return false;
+    }
+    virtual void onTensor(uint32_t call, const TensorView& view) { (void)call, (void)view; }
 };
 
 } // namespace opscope

@@ -268,7 +268,7 @@ void HookObserver::listCalls(const Node& node, uint32_t nodeId)
         for (size_t k = 0; k < (after ? outputs : inputs); ++k)
             for (size_t h = 0; h < m_hooks.size(); ++h)
                 if (after || m_hooks[h].monitor_all)
-                    m_callList.push_back({ names[k], static_cast<uint32_t>(h), static_cast<uint32_t>(k) });
+                    m_callList.push_back({ names[k], calls.op, static_cast<uint32_t>(h), static_cast<uint32_t>(k) });
         calls.end[after] = static_cast<uint32_t>(m_callList.size());
         m_listedCalls += calls.end[after] - calls.begin[after];
     }
@@ -301,6 +301,24 @@ ObserverAction HookObserver::onOp(const OpEvent& ev)
         m_hooks[c->hook].callback(c->name, calls.op, views[c->slot]);
     }
     return ObserverAction::Continue;
+}
+
+bool HookObserver::tensorCalls(uint32_t nodeId, OpPhase phase, std::vector<TensorCall>& calls)
+{
+    if (nodeId >= m_calls.size()) return false;
+    const bool after = phase == OpPhase::After;
+    const NodeCalls& node = m_calls[nodeId];
+    for (uint32_t c = node.begin[after]; c < node.end[after]; ++c)
+        calls.push_back(TensorCall { c, m_callList[c].slot });
+    return true;
+}
+
+void HookObserver::onTensor(uint32_t call, const TensorView& view)
+{
+    if (call >= m_callList.size()) [[unlikely]]
+        return; // the hooks changed and the executor was not told (it lists the calls again when it is)
+    const Call& c = m_callList[call];
+    m_hooks[c.hook].callback(c.name, c.op, view);
 }
 
 } // namespace opscope::gluon

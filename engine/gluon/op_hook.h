@@ -120,11 +120,15 @@ public:
     bool empty() const { return m_hooks.empty(); }
     PhaseMask wants(const Graph& graph, uint32_t nodeId) override;
     ObserverAction onOp(const OpEvent& event) override;
+    /// Each of a node's callback calls is a look at one tensor: the executor's table calls onTensor().
+    bool tensorCalls(uint32_t nodeId, OpPhase phase, std::vector<TensorCall>& calls) override;
+    void onTensor(uint32_t call, const TensorView& view) override;
 
 private:
     // One callback call: hook m_hooks[hook] on the node's input (before) or output (after) `slot`.
     struct Call {
         std::string_view name; // into m_inNames / m_outNames
+        std::string_view op;
         uint32_t hook;
         uint32_t slot;
     };

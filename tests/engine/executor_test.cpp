@@ -131,6 +131,86 @@ TEST_P(ExecutorModes, ObserverWantingNothingIsNeverCalled)
     EXPECT_EQ(rec.events.size(), 3u);
 }
 
+// An observer that only looks at single tensors may hand them to the executor as a list
+// (tensorCalls): a static_alloc run calls onTensor() for each, in place of onOp() and in the same
+// order among the other observers; a dynamic run calls onOp(). A look at a slot the node lacks
+// is dropped. What is seen is the same either way.
+TEST_P(ExecutorModes, LooksAtSingleTensorsAreCalledInTheObserversOrder)
+{
+    struct Log : ExecutionObserver {
+        std::string tag;
+        std::vector<std::string>* log;
+        PhaseMask wants(const Graph&, uint32_t) override { return PhaseMask::Both; }
+        ObserverAction onOp(const OpEvent& ev) override
+        {
+            log->push_back(tag + ev.node.name + (ev.phase == OpPhase::Before ? ":before" : ":after"));
+            return ObserverAction::Continue;
+        }
+    };
+    struct Looker : ExecutionObserver {
+        std::vector<std::string>* log;
+        std::vector<std::string> names; // by call number
+        std::vector<Tensor> seen;
+        const Graph* graph = nullptr;
+        int wholeCalls = 0;
+        PhaseMask wants(const Graph& g, uint32_t) override { return graph = &g, PhaseMask::Both; }
+        static std::string name(const std::string& node, OpPhase p, uint32_t slot)
+        {
+            return node + (p == OpPhase::Before ? ":in" : ":out") + std::to_string(slot);
+        }
+        bool tensorCalls(uint32_t node, OpPhase phase, std::vector<TensorCall>& calls) override
+        {
+            for (const uint32_t slot : { 0u, 7u }) { // every node here has fewer than 8 inputs and outputs
+                calls.push_back(TensorCall { static_cast<uint32_t>(names.size()), slot });
+                names.push_back(name(graph->node(node).name, phase, slot));
+            }
+            return true;
+        }
+        void onTensor(uint32_t call, const TensorView& view) override
+        {
+            log->push_back("L " + names.at(call));
+            seen.push_back(Tensor::copyOf(view));
+        }
+        ObserverAction onOp(const OpEvent& ev) override
+        {
+            ++wholeCalls;
+            const auto& views = ev.phase == OpPhase::Before ? ev.inputs : ev.outputs;
+            log->push_back("L " + name(ev.node.name, ev.phase, 0));
+            seen.push_back(Tensor::copyOf(views[0]));
+            return ObserverAction::Continue;
+        }
+    };
+    ExecFlags unfused = flags();
+    unfused.fuse = false;
+    Executor exec(test::mlpGraph(), unfused);
+    std::vector<std::string> log;
+    Log a, c;
+    Looker looker;
+    a.tag = "A ", c.tag = "C ";
+    a.log = c.log = looker.log = &log;
+    exec.attach(&a);
+    exec.attach(&looker);
+    exec.attach(&c);
+    const auto inputs = test::mlpInputs(2);
+    for (int run = 0; run < 2; ++run) {
+        log.clear();
+        looker.seen.clear();
+        const RunResult r = exec.run(inputs);
+        ASSERT_EQ(r.status, RunStatus::Completed);
+        std::vector<std::string> expected;
+        for (const std::string node : { "fc1", "relu1", "fc2" })
+            for (const auto& [phase, p] : { std::pair { ":before", OpPhase::Before }, std::pair { ":after", OpPhase::After } })
+                expected.insert(expected.end(), { "A " + node + phase, "L " + Looker::name(node, p, 0), "C " + node + phase });
+        EXPECT_EQ(log, expected);
+        EXPECT_EQ(looker.wholeCalls, GetParam() == 0 ? 6 * (run + 1) : 0);
+        ASSERT_EQ(looker.seen.size(), 6u);
+        EXPECT_TRUE(test::tensorsNear(looker.seen[0], inputs[0]));
+        EXPECT_TRUE(test::tensorsNear(looker.seen[2], looker.seen[1])); // relu1 reads fc1's output
+        EXPECT_TRUE(test::tensorsNear(looker.seen[5], r.outputs[0]));
+        EXPECT_TRUE(test::tensorsNear(r.outputs[0], mlpEager(inputs)));
+    }
+}
+
 // A run that nobody watches (under static_alloc, the kernels alone, without the step loop's checks)
 // still counts as each kernel's call: an observer attached afterwards sees no first call until the
 // executor plans again. Unfused, so that watching every node keeps the plan.

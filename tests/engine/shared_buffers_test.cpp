@@ -42,6 +42,18 @@ struct Chain {
     }
 };
 
+// Data (2, 16, 12, 12), then the weights and bias of four 3×3 convolutions of 16 channels.
+std::vector<Tensor> fourConvolutionInputs(uint64_t seed)
+{
+    Generator gen(seed);
+    std::vector<Tensor> in { Tensor::uniform(Shape({ 2, 16, 12, 12 }), -1, 1, &gen) };
+    for (int k = 0; k < 4; ++k) {
+        in.push_back(Tensor::uniform(Shape({ 16, 16, 3, 3 }), -0.2f, 0.2f, &gen));
+        in.push_back(Tensor::uniform(Shape({ 16 }), -0.1f, 0.1f, &gen));
+    }
+    return in;
+}
+
 // What a kernel reads and what it writes never share a buffer, in any step of the plan.
 void expectNoStepReadsItsOwnBuffer(const Executor& e)
 {
@@ -163,12 +175,7 @@ TEST(SharedBuffers, ConvolutionsWithFusedResidualsShareWithTheSameValues)
     b.g->setHeads({ { b.conv("conv4", r3), 0, 0 } });
     b.g->finalize();
     const Graph& g = *b.g;
-    Generator gen(9);
-    std::vector<Tensor> in { Tensor::uniform(Shape({ 2, 16, 12, 12 }), -1, 1, &gen) };
-    for (int k = 0; k < 4; ++k) {
-        in.push_back(Tensor::uniform(Shape({ 16, 16, 3, 3 }), -0.2f, 0.2f, &gen));
-        in.push_back(Tensor::uniform(Shape({ 16 }), -0.1f, 0.1f, &gen));
-    }
+    std::vector<Tensor> in = fourConvolutionInputs(9);
     Executor own(b.g, staticFlags(false));
     Executor shared(b.g, staticFlags(true));
     const Tensor expected = own.run(in).outputs.at(0).copy();
@@ -197,12 +204,7 @@ TEST(SharedBuffers, AResidualReadLastByItsConvolutionHandsItsBufferToTheOutput)
     b.g->setHeads({ { b.conv("conv4", b.op("relu", "relu3", add)), 0, 0 } });
     b.g->finalize();
     const Graph& g = *b.g;
-    Generator gen(11);
-    std::vector<Tensor> in { Tensor::uniform(Shape({ 2, 16, 12, 12 }), -1, 1, &gen) };
-    for (int k = 0; k < 4; ++k) {
-        in.push_back(Tensor::uniform(Shape({ 16, 16, 3, 3 }), -0.2f, 0.2f, &gen));
-        in.push_back(Tensor::uniform(Shape({ 16 }), -0.1f, 0.1f, &gen));
-    }
+    std::vector<Tensor> in = fourConvolutionInputs(11);
     Executor own(b.g, staticFlags(false));
     Executor shared(b.g, staticFlags(true));
     const Tensor expected = own.run(in).outputs.at(0).copy();
@@ -215,6 +217,7 @@ TEST(SharedBuffers, AResidualReadLastByItsConvolutionHandsItsBufferToTheOutput)
     EXPECT_GE(shared.sharedBuffer(relu1), 0);
     EXPECT_EQ(shared.sharedBuffer(conv3Writes), shared.sharedBuffer(relu1));
     // Again with other values and weights: the same plan and buffers, the values of the unshared run.
+    Generator gen(12);
     for (Tensor& t : in)
         t = Tensor::uniform(t.shape(), -0.5f, 0.5f, &gen);
     const uint64_t plans = shared.planGeneration();

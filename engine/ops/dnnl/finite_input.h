@@ -20,9 +20,7 @@ public:
     /// `weights` in rows of one output channel each (MXNet's and ONNX's (O, I/g, k…)), `bias` or
     /// null. Measured again only when either changed (Tensor::version) or moved.
     void update(const Tensor& weights, const Tensor* bias);
-    /// Every one of the `n` values finite and within the limit.
-    bool holds(const float* x, int64_t n) const { return bound(x, n).has_value(); }
-    /// The largest |x| of the `n` values when every one holds; nothing otherwise.
+    /// The largest |x| of the `n` values when every one is finite and within the limit; nothing otherwise.
     std::optional<float> bound(const float* x, int64_t n) const;
     /// A bound on every output for inputs within `inputBound` (<= limit()): inputBound · max_o Σ_j |w_oj|
     /// + max_o |b_o|, rounded up.
