@@ -85,7 +85,7 @@ void Executor::recomputeWants()
         s.wants = m;
         m_anyWants = m_anyWants || m != PhaseMask::None;
     }
-    // Then, every wants() asked, the looks at single tensors observers hand out instead of onOp().
+    // Then, every wants() asked, the callbacks on single tensors observers hand out instead of onOp().
     m_callTensors.clear();
     m_tensorCalls.clear();
     for (size_t i = 0; i < n; ++i) {

@@ -256,7 +256,7 @@ private:
     std::vector<ExecutionObserver*> m_observers;
     std::vector<ExecutionObserver*> m_calls; // by step and phase (recomputeWants)
     std::vector<uint32_t> m_callRange; // 2 × steps + 1 bounds into m_calls
-    // Parallel to m_calls: the observer's looks at single tensors there (ExecutionObserver::
+    // Parallel to m_calls: the observer's callbacks on single tensors there (ExecutionObserver::
     // tensorCalls), m_tensorCalls[begin, end), or none (onOp) when `whole`.
     struct CallTensors {
         uint32_t begin, end;
@@ -297,7 +297,7 @@ private:
     struct WatchCall {
         ExecutionObserver* observer;
         uint32_t event; // in m_events
-        uint32_t slot; // onTensor(call, the event's input or output `slot`), or kWholeOp: onOp(event)
+        uint32_t slot; // m_tensorCalls[call] on the event's input or output `slot`, or kWholeOp: onOp(event)
         uint32_t call;
     };
     static constexpr uint32_t kWholeOp = ~0u;

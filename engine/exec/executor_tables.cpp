@@ -69,15 +69,15 @@ void Executor::listWatchCalls()
                 }
                 for (uint32_t l = t.begin; l < t.end; ++l)
                     if (m_tensorCalls[l].slot < slots)
-                        m_watchCalls.push_back(WatchCall { m_calls[c], slot, m_tensorCalls[l].slot, m_tensorCalls[l].call });
+                        m_watchCalls.push_back(WatchCall { m_calls[c], slot, m_tensorCalls[l].slot, l });
             }
         }
         k.end = static_cast<uint32_t>(m_watchCalls.size());
     }
 }
 
-// Calls kernel step t's observers of one phase (onOp, or onTensor for each look an observer
-// listed instead); true when one asked to stop. Observers may not
+// Calls kernel step t's observers of one phase (onOp, or the callbacks on single tensors an
+// observer listed instead); true when one asked to stop. Observers may not
 // attach or detach during a run; should one, the calls are listed again (the kernel steps stay)
 // and the loop reads the list afresh each time round, staying inside it and inside this step's
 // phase: a detached observer is never called, nor one given another step's or phase's event
@@ -94,8 +94,9 @@ template <bool After>
         if (w.event != slot) [[unlikely]]
             break; // listed again, and another phase's calls now lie here
         OpEvent& ev = m_events[w.event];
-        if (w.slot != kWholeOp) { // a look at one tensor
-            w.observer->onTensor(w.call, (After ? ev.outputs : ev.inputs)[w.slot]);
+        if (w.slot != kWholeOp) { // a callback on one tensor
+            const TensorCall& call = m_tensorCalls[w.call];
+            (*call.callback)(call.name, call.op, (After ? ev.outputs : ev.inputs)[w.slot]);
             continue;
         }
         ev.firstCall = firstCall;

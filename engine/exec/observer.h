@@ -3,7 +3,9 @@
 #include "tensor/tensor_view.h"
 
 #include <cstdint>
+#include <functional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 namespace opscope {
@@ -41,9 +43,14 @@ struct OpEvent {
 
 enum class ObserverAction : uint8_t { Continue, Stop };
 
-/// One look at one tensor of a node and nothing else (ExecutionObserver::tensorCalls).
+/// A callback on one tensor: (tensor name, operator name, the tensor), MXNet's op-hook signature.
+/// The view is valid only during the call.
+using TensorCallback = std::function<void(std::string_view tensor_name, std::string_view op_name, const TensorView& array)>;
+
+/// One call of a callback on one tensor of a node, and nothing else (ExecutionObserver::tensorCalls).
 struct TensorCall {
-    uint32_t call; ///< the observer's own number for the look, given back to onTensor()
+    const TensorCallback* callback; ///< the observer's, kept where it is until wants() is asked again
+    std::string_view name, op; ///< as the callback is given them; valid as long
     uint32_t slot; ///< the node's input (before the op) or output (after it)
 };
 
@@ -57,18 +64,17 @@ public:
     virtual PhaseMask wants(const Graph& graph, uint32_t nodeId) = 0;
     virtual ObserverAction onOp(const OpEvent& event) = 0;
 
-    /// Optional, for an observer whose every call for a node's phase only looks at single
-    /// tensors (never stops the run, never reads firstCall): appends those looks to `calls` in the
-    /// order onOp() would make them and returns true; the executor may then call onTensor(call,
-    /// view) for each, the view of `slot` (dropped when the node has no such slot), instead of
+    /// Optional, for an observer whose every call for a node's phase is a callback on a single
+    /// tensor (it never stops the run, never reads firstCall): appends those calls to `calls` in
+    /// the order onOp() would make them and returns true; the executor may then make them itself,
+    /// each on the view of its `slot` (dropped when the node has no such slot), instead of calling
     /// onOp(), which it still calls where it has no table (dynamic mode, a profiled run). Asked
-    /// after wants() for every node; the calls' numbers hold until wants() is asked again.
+    /// after wants() for every node; what the calls point to must hold until wants() is asked again.
     virtual bool tensorCalls(uint32_t nodeId, OpPhase phase, std::vector<TensorCall>& calls)
     {
         (void)nodeId, (void)phase, (void)calls;
         return false;
     }
-    virtual void onTensor(uint32_t call, const TensorView& view) { (void)call, (void)view; }
 };
 
 } // namespace opscope

@@ -217,7 +217,12 @@ bool HookObserver::setHooks(std::vector<OpHook> hooks)
     bool same = hooks.size() == m_hooks.size();
     for (size_t i = 0; same && i < hooks.size(); ++i)
         same = hooks[i].id == m_hooks[i].id && hooks[i].monitor_all == m_hooks[i].monitor_all;
-    m_hooks = std::move(hooks);
+    if (same) { // the same hooks: each callback taken where it is, since the executor may hold it (tensorCalls)
+        for (size_t i = 0; i < hooks.size(); ++i)
+            m_hooks[i].callback = std::move(hooks[i].callback);
+    } else {
+        m_hooks = std::move(hooks);
+    }
     m_anyMonitorAll = std::any_of(m_hooks.begin(), m_hooks.end(), [](const OpHook& h) { return h.monitor_all; });
     if (!same) { // the lists name hooks by position: none is called until wants() lists them again
         for (NodeCalls& c : m_calls)
@@ -308,17 +313,11 @@ bool HookObserver::tensorCalls(uint32_t nodeId, OpPhase phase, std::vector<Tenso
     if (nodeId >= m_calls.size()) return false;
     const bool after = phase == OpPhase::After;
     const NodeCalls& node = m_calls[nodeId];
-    for (uint32_t c = node.begin[after]; c < node.end[after]; ++c)
-        calls.push_back(TensorCall { c, m_callList[c].slot });
+    for (uint32_t c = node.begin[after]; c < node.end[after]; ++c) {
+        const Call& call = m_callList[c];
+        calls.push_back(TensorCall { &m_hooks[call.hook].callback, call.name, call.op, call.slot });
+    }
     return true;
-}
-
-void HookObserver::onTensor(uint32_t call, const TensorView& view)
-{
-    if (call >= m_callList.size()) [[unlikely]]
-        return; // the hooks changed and the executor was not told (it lists the calls again when it is)
-    const Call& c = m_callList[call];
-    m_hooks[c.hook].callback(c.name, c.op, view);
 }
 
 } // namespace opscope::gluon

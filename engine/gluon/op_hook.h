@@ -15,7 +15,7 @@ namespace opscope::gluon {
 
 /// MXNet's op-hook callback: (tensor name `<node>_<slot>`, operator name, the tensor). The view is
 /// valid only during the call; copy it (Tensor::copyOf) to keep it.
-using OpHookCallback = std::function<void(std::string_view tensor_name, std::string_view op_name, const TensorView& array)>;
+using OpHookCallback = TensorCallback;
 
 struct OpHook {
     uint64_t id;
@@ -120,9 +120,8 @@ public:
     bool empty() const { return m_hooks.empty(); }
     PhaseMask wants(const Graph& graph, uint32_t nodeId) override;
     ObserverAction onOp(const OpEvent& event) override;
-    /// Each of a node's callback calls is a look at one tensor: the executor's table calls onTensor().
+    /// Each of a node's calls is a hook on one tensor: the executor's table makes them itself.
     bool tensorCalls(uint32_t nodeId, OpPhase phase, std::vector<TensorCall>& calls) override;
-    void onTensor(uint32_t call, const TensorView& view) override;
 
 private:
     // One callback call: hook m_hooks[hook] on the node's input (before) or output (after) `slot`.

@@ -215,15 +215,16 @@ def hooks_section():
         one = paired.get("BM_HookPaired/model:0/hybrid:1/monitor_all:0")
         every = paired.get("BM_HookPaired/model:0/hybrid:1/monitor_all:1")
         if one and every and one["hook_calls_per_iter"] and every["hook_calls_per_iter"] > one["hook_calls_per_iter"]:
-            # Per watched node: the step loop and the observer's call (L) and h per hook call.
+            # Per watched node: the table's checks and the observer's call (L) and h per hook call.
             k = every["hook_calls_per_iter"] / one["hook_calls_per_iter"]
             a, b = one["ns_per_hook_call"], every["ns_per_hook_call"]
             h = (k * b - a) / (k - 1)
             out += ["Without a hook a hybridized block runs its kernels from the plan's table, without the step loop "
-                    "(see *Executor cost per op*); a hook brings that loop back for the nodes it watches, so the "
-                    "hybridized figures include it. On the seed model, where a no-op hook makes one call a node and "
-                    "monitor_all %.0f, the two rows split the cost of a watched node into about %.1f ns for the loop "
-                    "and the observer's call (L) and %.1f ns for each hook call (h): (one call: %.1f ns) = L + h, "
+                    "(see *Executor cost per op*); a hook's calls join that table beside the kernels of the nodes it "
+                    "watches (`Executor::runWatched`: each call a look at one tensor, `HookObserver::onTensor`), so the "
+                    "hybridized figures include the table's checks. On the seed model, where a no-op hook makes one "
+                    "call a node and monitor_all %.0f, the two rows split the cost of a watched node into about %.1f ns "
+                    "for those checks and the observer's call (L) and %.1f ns for each hook call (h): (one call: %.1f ns) = L + h, "
                     "(%.0f calls: %.0f × %.1f ns) = L + %.0f h." % (k, a - h, h, a, k, k, b, k), ""]
     return out
 

@@ -254,6 +254,37 @@ TEST(OpHook, RemovingOneOfTwoHooks)
     EXPECT_EQ(b, 8);
 }
 
+// A hook added and removed on another block makes the set of active hooks anew; a hybridized block
+// whose own hooks are the same keeps calling them (the executor calls them where they are), with
+// the same names, in every mode.
+TEST(OpHook, AHookAddedAndRemovedElsewhereLeavesABlocksHooksCalledAsBefore)
+{
+    for (const Mode mode : { Mode::Eager, Mode::Hybrid, Mode::StaticAlloc, Mode::StaticShape }) {
+        resetNaming();
+        auto model = denseRelu();
+        model->initialize();
+        applyMode(*model, mode);
+        auto other = denseRelu();
+        other->initialize();
+        std::vector<std::string> names;
+        HookHandle h = model->register_op_hook(
+            [&names, tag = std::string("seen ")](std::string_view name, std::string_view, const TensorView&) { names.push_back(tag + std::string(name)); });
+        model->call(Tensor::ones(Shape({ 2, 3 })));
+        const std::vector<std::string> first = names;
+        ASSERT_EQ(first.size(), 2u) << modeName(mode);
+        EXPECT_EQ(first[0], "seen dense_dense0_fwd_output") << modeName(mode);
+        for (int round = 0; round < 3; ++round) {
+            HookHandle elsewhere = other->register_op_hook([](std::string_view, std::string_view, const TensorView&) {});
+            other->call(Tensor::ones(Shape({ 2, 3 })));
+            elsewhere.remove();
+            names.clear();
+            model->call(Tensor::ones(Shape({ 2, 3 })));
+            EXPECT_EQ(names, first) << modeName(mode) << ", round " << round;
+        }
+        h.remove();
+    }
+}
+
 // Two hooks, one monitor_all, in every mode: the inputs go to that one only before the op, then
 // each output to both in the order they were registered; the sequence is the same in every mode,
 // and again after the outputs-only hook is removed and registered anew.
