@@ -221,7 +221,7 @@ def hooks_section():
             h = (k * b - a) / (k - 1)
             out += ["Without a hook a hybridized block runs its kernels from the plan's table, without the step loop "
                     "(see *Executor cost per op*); a hook's calls join that table beside the kernels of the nodes it "
-                    "watches (`Executor::runWatched`: each call a look at one tensor, `HookObserver::onTensor`), so the "
+                    "watches (`Executor::runWatched`, which calls each hook's callback itself: `ExecutionObserver::tensorCalls`), so the "
                     "hybridized figures include the table's checks. On the seed model, where a no-op hook makes one "
                     "call a node and monitor_all %.0f, the two rows split the cost of a watched node into about %.1f ns "
                     "for those checks and the observer's call (L) and %.1f ns for each hook call (h): (one call: %.1f ns) = L + h, "
