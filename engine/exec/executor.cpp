@@ -65,6 +65,12 @@ void Executor::recomputeWants()
     // Each step's observers by phase, in the order they attached, so that notify() calls exactly
     // those that want the phase: m_calls[m_callRange[2i + p] … m_callRange[2i + p + 1]) for step i,
     // p 0 before and 1 after.
+    // Until the lists are whole again (an observer's wants() or tensorCalls() may throw), the
+    // table calls nobody, and the next run lists again.
+    m_wantsStale = true;
+    m_watchCalls.clear();
+    for (KernelStep& k : m_kernelSteps)
+        k.before = k.after = k.end = 0;
     const size_t n = m_steps.size();
     std::vector<PhaseMask> masks(m_observers.size(), PhaseMask::None);
     m_calls.clear();
@@ -100,6 +106,7 @@ void Executor::recomputeWants()
         }
     }
     listWatchCalls();
+    m_wantsStale = false;
     m_fusionDirty = !m_candidates.empty() || !m_layoutSteps.empty() || !m_layoutWatched.empty() || !m_storageSteps.empty();
 }
 
@@ -434,6 +441,7 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
         }
         same = t.dtype() == m_types[e] && t.shape() == m_planVariableShapes[v];
     }
+    if (m_wantsStale) recomputeWants(); // the lists failed half way when observers changed
     if (!same) {
         // Prepared once (even by a plan that threw after taking the shapes): static_shape holds them.
         if (!m_planVariableShapes.empty() && m_flags.static_shape) {

@@ -277,6 +277,7 @@ private:
     std::vector<uint32_t> m_movedVariables; // this run's variables other than the last run's
     bool m_viewsReady = false;
     bool m_anyWants = false;
+    bool m_wantsStale = false; // recomputeWants() did not finish: the next run lists again
     int64_t m_peakBytes = 0;
     std::vector<int64_t> m_prepareByNode;
     uint64_t m_planGeneration = 0;

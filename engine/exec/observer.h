@@ -49,7 +49,7 @@ using TensorCallback = std::function<void(std::string_view tensor_name, std::str
 
 /// One call of a callback on one tensor of a node, and nothing else (ExecutionObserver::tensorCalls).
 struct TensorCall {
-    const TensorCallback* callback; ///< the observer's, kept where it is until wants() is asked again
+    const TensorCallback* callback; ///< the observer's, kept where it is (ExecutionObserver::tensorCalls)
     std::string_view name, op; ///< as the callback is given them; valid as long
     uint32_t slot; ///< the node's input (before the op) or output (after it)
 };
@@ -69,7 +69,9 @@ public:
     /// the order onOp() would make them and returns true; the executor may then make them itself,
     /// each on the view of its `slot` (dropped when the node has no such slot), instead of calling
     /// onOp(), which it still calls where it has no table (dynamic mode, a profiled run). Asked
-    /// after wants() for every node; what the calls point to must hold until wants() is asked again.
+    /// after wants() for every node. What the calls point to must hold until the executor asks
+    /// again (attach, detach, refreshWants, a new plan): an observer that changes it has the
+    /// executor refresh its wants before the next run, and changes nothing a run may still call.
     virtual bool tensorCalls(uint32_t nodeId, OpPhase phase, std::vector<TensorCall>& calls)
     {
         (void)nodeId, (void)phase, (void)calls;

@@ -298,19 +298,21 @@ void HookObserver::compactCalls()
 ObserverAction HookObserver::onOp(const OpEvent& ev)
 {
     const bool after = ev.phase == OpPhase::After;
-    const NodeCalls& calls = m_calls[ev.nodeId];
+    if (ev.nodeId >= m_calls.size()) return ObserverAction::Continue;
     const std::span<const TensorView> views = after ? ev.outputs : ev.inputs;
-    const Call* const end = m_callList.data() + calls.end[after];
-    for (const Call* c = m_callList.data() + calls.begin[after]; c != end; ++c) {
-        if (c->slot >= views.size()) break; // listed by slot
-        m_hooks[c->hook].callback(c->name, calls.op, views[c->slot]);
+    // By index, each bound read again: a hook that attaches or detaches an observer has the
+    // executor ask wants() again, which may list the calls anew (and move them) meanwhile.
+    for (uint32_t i = m_calls[ev.nodeId].begin[after]; i < m_calls[ev.nodeId].end[after] && i < m_callList.size(); ++i) {
+        const Call c = m_callList[i];
+        if (c.slot >= views.size()) break; // listed by slot
+        m_hooks[c.hook].callback(c.name, c.op, views[c.slot]);
     }
     return ObserverAction::Continue;
 }
 
 bool HookObserver::tensorCalls(uint32_t nodeId, OpPhase phase, std::vector<TensorCall>& calls)
 {
-    if (nodeId >= m_calls.size()) return false;
+    if (nodeId >= m_calls.size()) return true; // not listed by wants(): no calls
     const bool after = phase == OpPhase::After;
     const NodeCalls& node = m_calls[nodeId];
     for (uint32_t c = node.begin[after]; c < node.end[after]; ++c) {

@@ -113,7 +113,8 @@ void reportEagerOutputs(const std::vector<OpHook>& hooks, const std::string& nod
 /// costs the callback and nothing else.
 class HookObserver : public ExecutionObserver {
 public:
-    /// Replaces the hooks; returns true when the set of hooks (by id and monitor_all) changed.
+    /// Replaces the hooks; returns true when the set of hooks (by id and monitor_all) changed: the
+    /// executor must then refresh its wants before it runs again (it may hold the old callbacks).
     bool setHooks(std::vector<OpHook> hooks);
     /// The same with ActiveHooks::current()'s set: nothing to do when it is the one given last.
     bool setHooks(const std::shared_ptr<const std::vector<OpHook>>& hooks);

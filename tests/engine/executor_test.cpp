@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <stdexcept>
 
 using namespace opscope;
 
@@ -165,7 +166,7 @@ TEST_P(ExecutorModes, LooksAtSingleTensorsAreCalledInTheObserversOrder)
         }
         bool tensorCalls(uint32_t node, OpPhase phase, std::vector<TensorCall>& calls) override
         {
-            for (const uint32_t slot : { 0u, 7u }) { // every node here has fewer than 8 inputs and outputs
+            for (const uint32_t slot : { 0u, 1u, 7u }) { // FullyConnected has 3 inputs, every node 1 output
                 names.push_back(name(graph->node(node).name, phase, slot));
                 calls.push_back(TensorCall { &look, names.back(), graph->node(node).opName(), slot });
             }
@@ -175,7 +176,8 @@ TEST_P(ExecutorModes, LooksAtSingleTensorsAreCalledInTheObserversOrder)
         {
             ++wholeCalls;
             const auto& views = ev.phase == OpPhase::Before ? ev.inputs : ev.outputs;
-            look(name(ev.node.name, ev.phase, 0), ev.node.opName(), views[0]);
+            for (const uint32_t slot : { 0u, 1u, 7u })
+                if (slot < views.size()) look(name(ev.node.name, ev.phase, slot), ev.node.opName(), views[slot]);
             return ObserverAction::Continue;
         }
     };
@@ -197,19 +199,49 @@ TEST_P(ExecutorModes, LooksAtSingleTensorsAreCalledInTheObserversOrder)
         const RunResult r = exec.run(inputs);
         ASSERT_EQ(r.status, RunStatus::Completed);
         std::vector<std::string> expected;
-        for (const std::string node : { "fc1", "relu1", "fc2" })
-            for (const auto& [phase, p] : { std::pair { ":before", OpPhase::Before }, std::pair { ":after", OpPhase::After } })
-                expected.insert(expected.end(),
-                    { "A " + node + phase, "L " + Looker::name(node, p, 0) + (node == "relu1" ? " Activation" : " FullyConnected"),
-                        "C " + node + phase });
+        for (const std::string node : { "fc1", "relu1", "fc2" }) {
+            const std::string op = node == "relu1" ? " Activation" : " FullyConnected";
+            expected.insert(expected.end(), { "A " + node + ":before", "L " + node + ":in0" + op });
+            if (node != "relu1") expected.push_back("L " + node + ":in1" + op); // its weight
+            expected.insert(expected.end(), { "C " + node + ":before", "A " + node + ":after", "L " + node + ":out0" + op, "C " + node + ":after" });
+        }
         EXPECT_EQ(log, expected);
         EXPECT_EQ(looker.wholeCalls, GetParam() == 0 ? 6 * (run + 1) : 0);
-        ASSERT_EQ(looker.seen.size(), 6u);
+        ASSERT_EQ(looker.seen.size(), 8u);
         EXPECT_TRUE(test::tensorsNear(looker.seen[0], inputs[0]));
-        EXPECT_TRUE(test::tensorsNear(looker.seen[2], looker.seen[1])); // relu1 reads fc1's output
-        EXPECT_TRUE(test::tensorsNear(looker.seen[5], r.outputs[0]));
+        EXPECT_TRUE(test::tensorsNear(looker.seen[1], inputs[1])); // fc1's weight
+        EXPECT_TRUE(test::tensorsNear(looker.seen[3], looker.seen[2])); // relu1 reads fc1's output
+        EXPECT_TRUE(test::tensorsNear(looker.seen[7], r.outputs[0]));
         EXPECT_TRUE(test::tensorsNear(r.outputs[0], mlpEager(inputs)));
     }
+}
+
+// Should an observer's wants() throw while the executor lists who watches what, the half-made
+// lists call nobody, and the next run lists again.
+TEST_P(ExecutorModes, ListsThatThrewHalfWayAreMadeAgainAtTheNextRun)
+{
+    struct Throwing : Recorder {
+        bool throwNow = false;
+        PhaseMask wants(const Graph& g, uint32_t node) override
+        {
+            if (throwNow) throw std::runtime_error("wants");
+            return Recorder::wants(g, node);
+        }
+    };
+    ExecFlags unfused = flags();
+    unfused.fuse = false;
+    Executor exec(test::mlpGraph(), unfused);
+    Throwing rec;
+    exec.attach(&rec);
+    ASSERT_EQ(exec.run(test::mlpInputs(2)).status, RunStatus::Completed);
+    EXPECT_EQ(rec.events.size(), 6u);
+    rec.mask = PhaseMask::After;
+    rec.throwNow = true;
+    EXPECT_THROW(exec.refreshWants(), std::runtime_error);
+    rec.throwNow = false;
+    rec.events.clear();
+    ASSERT_EQ(exec.run(test::mlpInputs(2)).status, RunStatus::Completed);
+    EXPECT_EQ(rec.events, (std::vector<std::string> { "fc1:after:3:1", "relu1:after:1:1", "fc2:after:3:1" }));
 }
 
 // A run that nobody watches (under static_alloc, the kernels alone, without the step loop's checks)
