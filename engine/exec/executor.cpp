@@ -66,7 +66,7 @@ void Executor::recomputeWants()
     // those that want the phase: m_calls[m_callRange[2i + p] … m_callRange[2i + p + 1]) for step i,
     // p 0 before and 1 after.
     // Until the lists are whole again (an observer's wants() or tensorCalls() may throw), the
-    // table calls nobody, and the next run lists again.
+    // static_alloc table calls nobody, and the next run lists again.
     m_wantsStale = true;
     m_watchCalls.clear();
     for (KernelStep& k : m_kernelSteps)
@@ -441,7 +441,6 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
         }
         same = t.dtype() == m_types[e] && t.shape() == m_planVariableShapes[v];
     }
-    if (m_wantsStale) recomputeWants(); // the lists failed half way when observers changed
     if (!same) {
         // Prepared once (even by a plan that threw after taking the shapes): static_shape holds them.
         if (!m_planVariableShapes.empty() && m_flags.static_shape) {
@@ -453,15 +452,18 @@ RunResult Executor::run(std::span<const Tensor> variables, RunContext& ctx)
         replan();
     } else if (m_precisionDirty) {
         replan();
-    } else if (m_fusionDirty || (m_trainingMatters && ctx.training != m_planTraining)) {
-        // Observers changed what they watch (a fused node now watched, or a watched one no longer),
-        // or a BatchNorm folded for inference now trains: kernels are made again; otherwise the
-        // plan stands.
-        m_fusionDirty = false;
-        if (fusionStale() || (m_trainingMatters && ctx.training != m_planTraining)) {
-            replan();
-        } else if (storageStale()) {
-            m_buffersReady = false; // a tensor now seen gets a buffer of its own
+    } else {
+        if (m_wantsStale) recomputeWants(); // the lists failed half way when observers changed
+        if (m_fusionDirty || (m_trainingMatters && ctx.training != m_planTraining)) {
+            // Observers changed what they watch (a fused node now watched, or a watched one no
+            // longer), or a BatchNorm folded for inference now trains: kernels are made again;
+            // otherwise the plan stands.
+            m_fusionDirty = false;
+            if (fusionStale() || (m_trainingMatters && ctx.training != m_planTraining)) {
+                replan();
+            } else if (storageStale()) {
+                m_buffersReady = false; // a tensor now seen gets a buffer of its own
+            }
         }
     }
     if (m_planGeneration != generation) allHeld = false; // a new plan holds no variable

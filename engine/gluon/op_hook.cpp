@@ -298,11 +298,13 @@ void HookObserver::compactCalls()
 ObserverAction HookObserver::onOp(const OpEvent& ev)
 {
     const bool after = ev.phase == OpPhase::After;
-    if (ev.nodeId >= m_calls.size()) return ObserverAction::Continue;
     const std::span<const TensorView> views = after ? ev.outputs : ev.inputs;
-    // By index, each bound read again: a hook that attaches or detaches an observer has the
-    // executor ask wants() again, which may list the calls anew (and move them) meanwhile.
-    for (uint32_t i = m_calls[ev.nodeId].begin[after]; i < m_calls[ev.nodeId].end[after] && i < m_callList.size(); ++i) {
+    // The node's k-th call, its range read again each time: a hook that attaches or detaches an
+    // observer has the executor ask wants() again, which lists the calls anew elsewhere meanwhile.
+    for (uint32_t k = 0; ev.nodeId < m_calls.size(); ++k) {
+        const NodeCalls& node = m_calls[ev.nodeId];
+        const uint32_t i = node.begin[after] + k;
+        if (i >= node.end[after] || i >= m_callList.size()) break;
         const Call c = m_callList[i];
         if (c.slot >= views.size()) break; // listed by slot
         m_hooks[c.hook].callback(c.name, c.op, views[c.slot]);

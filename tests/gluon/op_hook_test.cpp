@@ -1,13 +1,18 @@
 // MXNet's test_op_hook_output_names (tests/python/unittest/test_gluon.py), whole-list equality,
 // in every mode: eager, hybridized, static_alloc and static_shape.
 
+#include "common/exec_graphs.h"
 #include "common/tensor_match.h"
+#include "exec/executor.h"
 #include "gluon/nn/basic_layers.h"
 #include "gluon/nn/conv_layers.h"
 #include "gluon/sequential.h"
 #include "tensor/random.h"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
 
 using namespace opscope;
 using namespace opscope::gluon;
@@ -463,4 +468,48 @@ TEST_P(OpHookNames, LongNamesAreReportedWhole)
     Recorded r = runWithHook(model, GetParam(), true, Shape({ 2, 3 }));
     const std::string node = prefix + "_dense0_fwd";
     EXPECT_EQ(r.names, (std::vector<std::string> { node + "_data", node + "_weight", node + "_bias", node + "_output" }));
+}
+
+// Observers may not attach during a run (the Executor's contract); should one attach from inside a
+// hook, in any mode, the hook observer's calls are listed anew meanwhile: every call still names
+// the tensor it is given, and the nodes after the change see each of their tensors once.
+TEST(OpHook, AnObserverAttachedFromAHookLeavesEveryNameWithItsTensor)
+{
+    struct Nobody : ExecutionObserver {
+        PhaseMask wants(const Graph&, uint32_t) override { return PhaseMask::Both; }
+        ObserverAction onOp(const OpEvent&) override { return ObserverAction::Continue; }
+    };
+    for (const int mode : { 0, 1, 2 }) {
+        ExecFlags flags;
+        flags.static_alloc = mode >= 1;
+        flags.static_shape = mode >= 2;
+        flags.fuse = false;
+        Executor exec(test::mlpGraph(), flags);
+        HookObserver hooks;
+        Nobody nobody;
+        std::vector<std::string> names;
+        std::vector<int64_t> sizes;
+        bool attached = false;
+        std::vector<OpHook> list;
+        list.push_back(OpHook { 1,
+            [&](std::string_view name, std::string_view, const TensorView& v) {
+                names.emplace_back(name);
+                sizes.push_back(v.size());
+                if (!attached) exec.attach(&nobody), attached = true;
+            },
+            false });
+        hooks.setHooks(std::move(list));
+        exec.attach(&hooks);
+        ASSERT_EQ(exec.run(test::mlpInputs(2)).status, RunStatus::Completed);
+        // fc1 and relu1 write 2 × 8 values, fc2 2 × 4.
+        const std::map<std::string, int64_t> sizeOf { { "fc1_output", 16 }, { "relu1_output", 16 }, { "fc2_output", 8 } };
+        ASSERT_FALSE(names.empty());
+        for (size_t k = 0; k < names.size(); ++k) {
+            ASSERT_TRUE(sizeOf.count(names[k])) << names[k];
+            EXPECT_EQ(sizes[k], sizeOf.at(names[k])) << names[k] << ", mode " << mode;
+        }
+        EXPECT_EQ(std::count(names.begin(), names.end(), "relu1_output"), 1) << "mode " << mode;
+        EXPECT_EQ(std::count(names.begin(), names.end(), "fc2_output"), 1) << "mode " << mode;
+        EXPECT_EQ(names.back(), "fc2_output");
+    }
 }
