@@ -99,9 +99,9 @@ void Executor::recomputeWants()
             const OpPhase p = after ? OpPhase::After : OpPhase::Before;
             for (uint32_t c = m_callRange[2 * i + after]; c < m_callRange[2 * i + after + 1]; ++c) {
                 const auto begin = static_cast<uint32_t>(m_tensorCalls.size());
-                const bool looks = m_calls[c]->tensorCalls(m_steps[i].node, p, m_tensorCalls);
-                if (!looks) m_tensorCalls.resize(begin);
-                m_callTensors.push_back(CallTensors { begin, static_cast<uint32_t>(m_tensorCalls.size()), !looks });
+                const bool direct = m_calls[c]->tensorCalls(m_steps[i].node, p, m_tensorCalls);
+                if (!direct) m_tensorCalls.resize(begin);
+                m_callTensors.push_back(CallTensors { begin, static_cast<uint32_t>(m_tensorCalls.size()), !direct });
             }
         }
     }
