@@ -250,17 +250,21 @@ TEST(NativeLayout, WeightsAreReorderedAgainOnlyWhenWritten)
     }
 }
 
-// MobileNet's stem: a convolution of an image's 3 channels (oneDNN computes it in nChw16c here)
-// -> a depthwise convolution and a 1x1 one (nhwc). The stem converts its output straight into the
-// depthwise convolution's layout (Kernel::outputIn) instead of into plain and out of it again.
+// A grouped convolution (ResNeXt's; oneDNN computes it in nChw16c here) -> a depthwise convolution
+// and a 1x1 one (nhwc). The grouped one converts its output straight into the depthwise
+// convolution's layout (Kernel::outputIn) instead of into plain and out of it again.
 TEST(NativeLayout, AConvolutionWritesItsReadersLayoutWhenItComputesInAnother)
 {
     Net n;
-    n.shapes[0] = Shape({ 1, 3, 56, 56 });
-    const uint32_t stem = n.conv("stem", n.data, 32, 3, 2, 3);
+    n.shapes[0] = Shape({ 1, 32, 28, 28 });
+    const uint32_t grouped = n.g->addOp("Convolution", "grouped",
+        { { "kernel", "(3, 3)" }, { "pad", "(1, 1)" }, { "num_filter", "32" }, { "num_group", "2" } },
+        { { n.data, 0, 0 }, { n.g->addVariable("grouped_weight"), 0, 0 }, { n.g->addVariable("grouped_bias"), 0, 0 } });
+    n.shapes.push_back(Shape({ 32, 16, 3, 3 }));
+    n.shapes.push_back(Shape({ 32 }));
     const uint32_t dw = n.g->addOp("Convolution", "dw",
         { { "kernel", "(3, 3)" }, { "pad", "(1, 1)" }, { "num_filter", "32" }, { "num_group", "32" } },
-        { { stem, 0, 0 }, { n.g->addVariable("dw_weight"), 0, 0 }, { n.g->addVariable("dw_bias"), 0, 0 } });
+        { { grouped, 0, 0 }, { n.g->addVariable("dw_weight"), 0, 0 }, { n.g->addVariable("dw_bias"), 0, 0 } });
     n.shapes.push_back(Shape({ 32, 1, 3, 3 }));
     n.shapes.push_back(Shape({ 32 }));
     n.g->setHeads({ { n.conv("project", dw, 16, 1, 1, 32), 0, 0 } });
@@ -271,26 +275,26 @@ TEST(NativeLayout, AConvolutionWritesItsReadersLayoutWhenItComputesInAnother)
     Executor fused(n.g, staticFlags(true));
     const Tensor expected = plain.run(in).outputs.at(0).copy();
     const Tensor got = fused.run(in).outputs.at(0).copy();
-    if (!onednn(fused, "stem") || !onednn(fused, "dw")) GTEST_SKIP() << "oneDNN runs no convolution on this machine";
+    if (!onednn(fused, "grouped") || !onednn(fused, "dw")) GTEST_SKIP() << "oneDNN runs no convolution on this machine";
     EXPECT_TRUE(test::tensorsNear(got, expected, 1e-6f, 1e-5f));
-    EXPECT_TRUE(fused.nativeLayout(outputOf(g, "stem"))) << "kept in the depthwise convolution's layout";
+    EXPECT_TRUE(fused.nativeLayout(outputOf(g, "grouped"))) << "kept in the depthwise convolution's layout";
     EXPECT_TRUE(fused.nativeLayout(outputOf(g, "dw")));
-    // Other values, the same plan; then the depthwise convolution watched: it sees the stem's
-    // output plain, with the unfused values.
+    // Other values, the same plan; then the depthwise convolution watched: it sees the grouped
+    // convolution's output plain, with the unfused values.
     in[0] = Tensor::uniform(in[0].shape(), -4, 4);
     EXPECT_TRUE(test::tensorsNear(fused.run(in).outputs.at(0), plain.run(in).outputs.at(0), 1e-6f, 1e-5f));
     Watcher all;
-    all.nodes = { "stem", "dw" };
+    all.nodes = { "grouped", "dw" };
     plain.attach(&all);
     plain.run(in);
     Watcher one;
     one.nodes = { "dw" };
     fused.attach(&one);
     fused.run(in);
-    EXPECT_FALSE(fused.nativeLayout(outputOf(g, "stem")));
+    EXPECT_FALSE(fused.nativeLayout(outputOf(g, "grouped")));
     ASSERT_TRUE(one.seen.count("dw"));
     EXPECT_TRUE(test::tensorsNear(one.seen["dw"], all.seen["dw"], 1e-6f, 1e-5f));
     fused.detach(&one);
     fused.run(in);
-    EXPECT_TRUE(fused.nativeLayout(outputOf(g, "stem"))) << "unwatched: kept again";
+    EXPECT_TRUE(fused.nativeLayout(outputOf(g, "grouped"))) << "unwatched: kept again";
 }

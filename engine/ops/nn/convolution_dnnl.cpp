@@ -192,10 +192,12 @@ public:
         const memory::desc dstPlain = dnnlutil::plainDesc(m_output);
         const memory::desc biasPlain = dnnlutil::plainDesc(Shape { g.outChannels });
 
-        // With few input channels (an image's RGB) oneDNN's direct kernel reads plain NCHW itself,
-        // faster than the channels-last kernel it prefers once the transposition is counted.
-        const bool imageInput = g.inChannels < 8 && g.groups == 1;
-        const memory::desc src = imageInput ? srcPlain : anyFormat(srcPlain);
+        // Every input in the format oneDNN prefers, an image's three channels too: its channels-last
+        // kernel and the transposition into it take about the time of its direct kernel on plain
+        // NCHW, and it writes the layout the next convolutions read (ResNet's stem then hands
+        // MaxPool a tensor it need not reorder after, MobileNetV2's its depthwise convolution one
+        // it need not reorder at all).
+        const memory::desc src = anyFormat(srcPlain);
         // Fused element-wise work runs on each output value before it is stored: a sum adds what
         // the destination holds (the residual, put there first), exactly what the nodes compute.
         const dnnl::primitive_attr& attr = m_post.attr();
