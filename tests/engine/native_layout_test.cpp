@@ -298,3 +298,43 @@ TEST(NativeLayout, AConvolutionWritesItsReadersLayoutWhenItComputesInAnother)
     fused.run(in);
     EXPECT_TRUE(fused.nativeLayout(outputOf(g, "grouped"))) << "unwatched: kept again";
 }
+
+// ResNet's stem: a convolution of an image's 3 channels -> MaxPool -> a 1x1 convolution. Unwatched,
+// the stem reads the layout oneDNN prefers and its output stays in it; watched, it runs oneDNN's
+// direct kernel on plain NCHW (another primitive, other weights' layout) and its output is plain.
+// Either way, and back again, the values are the unfused ones. 32 channels: nChw16c is not nhwc.
+TEST(NativeLayout, AnImagesConvolutionWatchedOrNotGivesTheSameValues)
+{
+    Net n;
+    n.shapes[0] = Shape({ 2, 3, 128, 128 }); // the pooling large enough for oneDNN (dnnlPays)
+    const uint32_t stem = n.conv("stem", n.data, 32, 7, 2, 3);
+    const uint32_t pool = n.op("Pooling", "pool", { stem },
+        { { "kernel", "(3, 3)" }, { "stride", "(2, 2)" }, { "pad", "(1, 1)" }, { "pool_type", "max" } });
+    n.g->setHeads({ { n.conv("next", pool, 16, 1, 1, 32), 0, 0 } });
+    n.g->finalize();
+    const Graph& g = *n.g;
+    auto in = n.inputs();
+    in[0] = Tensor::uniform(in[0].shape(), -3, 3);
+    Executor plain(n.g, staticFlags(false));
+    Watcher all;
+    all.nodes = { "stem" };
+    plain.attach(&all);
+    const Tensor expected = plain.run(in).outputs.at(0).copy();
+    Executor fused(n.g, staticFlags(true));
+    const Tensor unwatched = fused.run(in).outputs.at(0).copy();
+    if (!onednn(fused, "stem") || !onednn(fused, "next")) GTEST_SKIP() << "oneDNN runs no convolution on this machine";
+    EXPECT_TRUE(test::tensorsNear(unwatched, expected, 1e-6f, 1e-5f));
+    EXPECT_TRUE(fused.nativeLayout(outputOf(g, "stem")));
+    for (int round = 0; round < 2; ++round) {
+        Watcher one;
+        one.nodes = { "stem" };
+        fused.attach(&one);
+        EXPECT_TRUE(test::tensorsNear(fused.run(in).outputs.at(0), expected, 1e-6f, 1e-5f)) << round;
+        fused.detach(&one);
+        EXPECT_FALSE(fused.nativeLayout(outputOf(g, "stem"))) << round;
+        ASSERT_TRUE(one.seen.count("stem")) << round;
+        EXPECT_TRUE(test::tensorsNear(one.seen["stem"], all.seen["stem"], 1e-6f, 1e-5f)) << round;
+        EXPECT_TRUE(test::tensorsNear(fused.run(in).outputs.at(0), expected, 1e-6f, 1e-5f)) << round;
+        EXPECT_TRUE(fused.nativeLayout(outputOf(g, "stem"))) << round << ": unwatched, kept again";
+    }
+}
