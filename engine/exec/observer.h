@@ -50,7 +50,7 @@ using TensorCallback = std::function<void(std::string_view tensor_name, std::str
 /// One call of a callback on one tensor of a node, and nothing else (ExecutionObserver::tensorCalls).
 struct TensorCall {
     const TensorCallback* callback; ///< the observer's, kept where it is (ExecutionObserver::tensorCalls)
-    std::string_view name, op; ///< as the callback is given them; valid as long as the callback
+    std::string_view name, op; ///< as the callback is given them; held, as the callback, until the executor asks again
     uint32_t slot; ///< the node's input (before the op) or output (after it)
 };
 

@@ -213,7 +213,7 @@ public:
         // none of its tensors stays in such a layout (its output is seen, or read by other
         // kernels): oneDNN's direct kernel reads plain NCHW itself and writes a blocked layout,
         // which converts to plain far faster than the channels-last one its preferred kernel
-        // writes (ResNet's 7x7 stem with its output plain: about 1.4 times the speed). Once the
+        // writes (ResNet's 7x7 stem with its output plain: 1.2-1.4 times the speed). Once the
         // output stays in the preferred layout, that kernel and the transposition into it take
         // about the time of the direct one, and it writes what the next convolutions read (ResNet's
         // stem then hands MaxPool a tensor it need not reorder after).
@@ -238,7 +238,7 @@ public:
         m_dstLayout = dnnlutil::nativeLayout(preferred.dst_desc(), dstPlain);
         m_src = std::make_unique<Port>(srcPlain, pd.src_desc(), true, nullptr, m_nativeSrc);
         m_weights = std::make_unique<Port>(weightsPlain, pd.weights_desc(), true);
-        m_dstInner = pd.dst_desc();
+        m_dstInner = preferred.dst_desc();
         // Kept in the readers' layout (outputIn): reordered into it from the primitive's format.
         m_dst = m_nativeDst && m_outputIn ? std::make_unique<Port>(*m_outputIn, pd.dst_desc(), false)
                                           : std::make_unique<Port>(dstPlain, pd.dst_desc(), false, nullptr, m_nativeDst);
@@ -365,7 +365,7 @@ private:
     uint64_t m_weightsVersion = 0; // of the weights last reordered, and where they were
     const float* m_weightsFrom = nullptr; // null: not reordered into this buffer yet
     NativeLayout m_srcLayout, m_dstLayout;
-    memory::desc m_dstInner; // the primitive's destination format
+    memory::desc m_dstInner; // the destination format of the primitive named (run when the output stays native)
     std::optional<memory::desc> m_outputIn; // the readers' layout (outputIn), or none
     NativeLayout m_outputInLayout;
     bool m_nativeSrc = false, m_nativeDst = false, m_nativeResidual = false;
