@@ -4,10 +4,9 @@
 // kernel, the caller as a graph output) never kept.
 
 #include "common/exec_graphs.h"
+#include "common/op_test_util.h"
 #include "common/tensor_match.h"
 #include "exec/executor.h"
-#include "exec/invoke.h"
-#include "ops/registry.h"
 #include "tensor/random.h"
 
 #include <gtest/gtest.h>
@@ -15,7 +14,6 @@
 #include <cmath>
 #include <functional>
 #include <limits>
-#include <memory>
 #include <utility>
 
 using namespace opscope;
@@ -78,14 +76,6 @@ Net residualNet()
 uint32_t outputOf(const Graph& g, const std::string& node) { return g.entryId(idOf(g, node), 0); }
 
 bool onednn(const Executor& e, const std::string& conv) { return e.kernelBackends()[idOf(e.graph(), conv)] == "dnnl"; }
-
-// A convolution's kernel as the executor makes it for these shapes (data, weights, bias).
-std::unique_ptr<Kernel> convKernel(const AttrMap& attrs, std::vector<Shape> in)
-{
-    const OpDef& def = OpRegistry::instance().get("Convolution");
-    const std::vector<Shape> out = inferOpShapes("Convolution", attrs, in);
-    return def.makeKernel(*def.parse(attrs), in, out, KernelKind::Auto);
-}
 }
 
 TEST(NativeLayout, ConvolutionsHandTheirBlockedLayoutOnWithTheSameValues)
@@ -269,8 +259,8 @@ TEST(NativeLayout, AConvolutionWritesItsReadersLayoutWhenItComputesInAnother)
     const AttrMap groupedAttrs { { "kernel", "(3, 3)" }, { "pad", "(1, 1)" }, { "num_filter", "32" }, { "num_group", "2" } };
     const AttrMap dwAttrs { { "kernel", "(3, 3)" }, { "pad", "(1, 1)" }, { "num_filter", "32" }, { "num_group", "32" } };
     const Shape data({ 1, 32, 28, 28 });
-    const NativeLayout computed = convKernel(groupedAttrs, { data, Shape({ 32, 16, 3, 3 }), Shape({ 32 }) })->nativeOutput();
-    const NativeLayout read = convKernel(dwAttrs, { data, Shape({ 32, 1, 3, 3 }), Shape({ 32 }) })->nativeInput(0);
+    const NativeLayout computed = test::opKernel("Convolution", groupedAttrs, { data, Shape({ 32, 16, 3, 3 }), Shape({ 32 }) }, KernelKind::Auto)->nativeOutput();
+    const NativeLayout read = test::opKernel("Convolution", dwAttrs, { data, Shape({ 32, 1, 3, 3 }), Shape({ 32 }) }, KernelKind::Auto)->nativeInput(0);
     if (computed.plain() || read.plain() || computed.key == read.key)
         GTEST_SKIP() << "oneDNN computes the grouped convolution in the layout the depthwise one reads, or in plain, here";
     Net n;

@@ -198,15 +198,15 @@ public:
         // Padding on the right as on the left: oneDNN's output-size check floors as MXNet does.
         const auto kind = dnnl::prop_kind::forward_inference;
         const auto algo = dnnl::algorithm::convolution_direct;
+        const auto convolution = [&](const memory::desc& src, const memory::desc& weights, const memory::desc& dst) {
+            return p.noBias
+                ? dnnl::convolution_forward::desc(kind, algo, src, weights, dst, strides, dilates, pads, pads)
+                : dnnl::convolution_forward::desc(kind, algo, src, weights, biasPlain, dst, strides, dilates, pads, pads);
+        };
+        // Weights and destination in the formats oneDNN chooses for this source.
         const auto describe = [&](const memory::desc& src) {
-            return p.noBias ? dnnl::convolution_forward::primitive_desc(
-                       dnnl::convolution_forward::desc(
-                           kind, algo, src, anyFormat(weightsPlain), anyFormat(dstPlain), strides, dilates, pads, pads),
-                       attr, dnnlutil::cpuEngine())
-                            : dnnl::convolution_forward::primitive_desc(
-                                dnnl::convolution_forward::desc(kind, algo, src, anyFormat(weightsPlain), biasPlain,
-                                    anyFormat(dstPlain), strides, dilates, pads, pads),
-                                attr, dnnlutil::cpuEngine());
+            return dnnl::convolution_forward::primitive_desc(
+                convolution(src, anyFormat(weightsPlain), anyFormat(dstPlain)), attr, dnnlutil::cpuEngine());
         };
         // Every input in the format oneDNN prefers: the layouts the kernel names (nativeInput,
         // nativeOutput) are that primitive's. An image's few channels are the exception while
@@ -228,10 +228,7 @@ public:
         m_reluDropsNaN = impl.rfind("jit", 0) == 0 || impl.rfind("brg", 0) == 0;
         // The same convolution in the formats chosen, for a primitive that also applies the op left
         // to finish() (made when a run first can).
-        m_exact = p.noBias ? dnnl::convolution_forward::desc(kind, algo, pd.src_desc(), pd.weights_desc(), pd.dst_desc(),
-                                 strides, dilates, pads, pads)
-                           : dnnl::convolution_forward::desc(kind, algo, pd.src_desc(), pd.weights_desc(), biasPlain,
-                                 pd.dst_desc(), strides, dilates, pads, pads);
+        m_exact = convolution(pd.src_desc(), pd.weights_desc(), pd.dst_desc());
         m_finishing = {};
         m_finishingMade = m_finishingOk = false;
         m_srcLayout = dnnlutil::nativeLayout(preferred.src_desc(), srcPlain);

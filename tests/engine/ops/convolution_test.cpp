@@ -1,3 +1,4 @@
+#include "common/op_test_util.h"
 #include "common/tensor_match.h"
 #include "common/test_paths.h"
 #include "core/error.h"
@@ -8,8 +9,10 @@
 #include "tensor/random.h"
 
 #include <gtest/gtest.h>
+
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 using namespace opscope;
@@ -23,10 +26,7 @@ Tensor convFixture(const std::string& name)
 
 std::unique_ptr<Kernel> convKernel(const AttrMap& attrs, std::vector<Shape> in, KernelKind kind)
 {
-    const OpDef& def = OpRegistry::instance().get("Convolution");
-    const ParamsPtr params = def.parse(attrs);
-    const std::vector<Shape> out = inferOpShapes("Convolution", attrs, in);
-    return def.makeKernel(*params, in, out, kind);
+    return test::opKernel("Convolution", attrs, std::move(in), kind);
 }
 
 std::string convShapeError(const AttrMap& attrs, std::vector<Shape> in)

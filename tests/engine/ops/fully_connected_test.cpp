@@ -1,3 +1,4 @@
+#include "common/op_test_util.h"
 #include "common/tensor_match.h"
 #include "common/test_paths.h"
 #include "core/error.h"
@@ -7,7 +8,9 @@
 #include "tensor/random.h"
 
 #include <gtest/gtest.h>
+
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace opscope;
@@ -22,10 +25,7 @@ Tensor fcFixture(const std::string& name)
 // The kernel makeKernel picks for these attributes and input shapes.
 std::string fcBackend(const AttrMap& attrs, std::vector<Shape> in, KernelKind kind)
 {
-    const OpDef& def = OpRegistry::instance().get("FullyConnected");
-    const ParamsPtr params = def.parse(attrs);
-    const std::vector<Shape> out = inferOpShapes("FullyConnected", attrs, in);
-    return def.makeKernel(*params, in, out, kind)->backend();
+    return test::opKernel("FullyConnected", attrs, std::move(in), kind)->backend();
 }
 
 // Returns the ShapeError's message (empty, with a failure, when none is thrown).

@@ -2,6 +2,7 @@
 // (tests/fixtures/make_norm_fixtures.py), oneDNN kernels against the reference kernels, shape and
 // attribute errors, slot names.
 
+#include "common/op_test_util.h"
 #include "common/tensor_match.h"
 #include "common/test_paths.h"
 #include "core/error.h"
@@ -12,7 +13,9 @@
 #include "tensor/tensor.h"
 
 #include <gtest/gtest.h>
+
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace opscope;
@@ -71,10 +74,7 @@ std::string axisName(int axis)
 /// The kernel invokeOp would prepare for these inputs, of the requested kind.
 std::string backendOf(const std::string& op, const AttrMap& attrs, std::vector<Shape> inShapes, KernelKind kind)
 {
-    const OpDef& def = OpRegistry::instance().get(op);
-    ParamsPtr params = def.parse(attrs);
-    std::vector<Shape> outShapes = inferOpShapes(op, attrs, inShapes);
-    return def.makeKernel(*params, inShapes, outShapes, kind)->backend();
+    return test::opKernel(op, attrs, std::move(inShapes), kind)->backend();
 }
 
 // ---------------------------------------------------------------------------------------------
