@@ -155,6 +155,7 @@ void Executor::plan(std::span<const Tensor> variables)
     m_layoutSteps.clear();
     m_layoutWatched.clear();
     m_nativeEntries.clear();
+    m_nativeElements.clear();
     m_storageSteps.clear();
     m_storageSlot.clear();
     m_slotElements.clear();

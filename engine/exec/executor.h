@@ -118,6 +118,9 @@ public:
     {
         return entryId < m_nativeEntries.size() && m_nativeEntries[entryId];
     }
+    /// The float32 values such an entry's buffer holds in that layout: more than its shape's when
+    /// the layout pads its channels (nChw16c of 24 channels holds 32); 0 for a plain entry.
+    int64_t nativeElements(uint32_t entryId) const;
     /// Bytes of the plan's tensors at their peak (checked against memoryLimit() when planning;
     /// ResourceError names the node where a plan that does not fit peaks).
     int64_t plannedPeakBytes() const { return m_peakBytes; }
@@ -225,6 +228,7 @@ private:
     void followNeighbours(const std::vector<std::vector<std::pair<uint32_t, uint32_t>>>& readersOf);
     void offerReadersLayout(const std::vector<std::vector<std::pair<uint32_t, uint32_t>>>& readersOf);
     std::vector<bool> m_nativeEntries; // by entry id
+    std::vector<int64_t> m_nativeElements; // by entry id: float32 values in its native layout (padding included)
     std::vector<uint32_t> m_layoutSteps; // the steps that write or read them
     std::vector<uint32_t> m_layoutWatched; // steps that would, were they not watched
     std::vector<const Tensor*> m_fusedInPtrs;

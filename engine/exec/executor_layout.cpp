@@ -13,8 +13,17 @@ namespace opscope {
 void Executor::keepNativeLayouts()
 {
     m_nativeEntries.assign(m_values.size(), false);
+    m_nativeElements.assign(m_values.size(), 0);
     m_layoutSteps.clear();
     m_layoutWatched.clear();
+    // A network with a kernel that favours it (a depthwise convolution) computes every
+    // convolution in oneDNN's channel-blocked layout, so that they agree with each other. In
+    // every mode, fused or not: the same primitives then give a watched node the same values.
+    bool blocked = false;
+    for (const Step& s : m_steps)
+        blocked = blocked || (!s.absorbed && s.kernel && s.kernel->favoursBlocked());
+    for (Step& s : m_steps)
+        if (!s.absorbed && s.kernel) s.kernel->computeBlocked(blocked);
     // Training changes nothing here: a backward node reading a tensor is not a convolution, so that
     // tensor stays plain.
     if (!m_flags.fuse || !m_flags.static_alloc) return;
@@ -42,8 +51,9 @@ void Executor::keepNativeLayouts()
         if (writer.absorbed || writer.outCount != 1) continue;
         const NativeLayout layout = writer.kernel->nativeOutput();
         const uint32_t e = writer.runOut;
+        // (A layout that pads the channels takes more room: the tensor's buffer is made that large.)
         if (layout.plain() || m_types[e] != DType::Float32
-            || layout.bytes != m_shapes[e].size() * static_cast<int64_t>(sizeof(float)))
+            || layout.bytes < m_shapes[e].size() * static_cast<int64_t>(sizeof(float)))
             continue;
         // Every use of the tensor (a graph output counts as one no kernel makes) must be a kernel
         // reading it in the same layout...
@@ -72,6 +82,7 @@ void Executor::keepNativeLayouts()
             d.inputs[k] = d.any = true;
         }
         m_nativeEntries[e] = true;
+        m_nativeElements[e] = layout.bytes / static_cast<int64_t>(sizeof(float));
     }
     for (size_t i = 0; i < m_steps.size(); ++i) {
         const Decision& d = decided[i];

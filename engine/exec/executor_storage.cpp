@@ -83,7 +83,7 @@ void Executor::planStorage()
     for (size_t i = 0; i < m_steps.size(); ++i) {
         const int64_t handed = inPlace[i] >= 0 && m_storageSlot[static_cast<size_t>(inPlace[i])] >= 0 ? inPlace[i] : none;
         for (uint32_t e : bornAt[i]) {
-            const int64_t want = m_shapes[e].size();
+            const int64_t want = std::max(m_shapes[e].size(), nativeElements(e)); // a padded layout's too
             if (handed != none && e == m_steps[i].runOut) { // the residual's buffer (the same size)
                 m_storageSlot[e] = m_storageSlot[static_cast<size_t>(handed)];
                 continue;
@@ -132,6 +132,11 @@ bool Executor::storageStale() const
     return false;
 }
 
+int64_t Executor::nativeElements(uint32_t entryId) const
+{
+    return entryId < m_nativeElements.size() ? m_nativeElements[entryId] : 0;
+}
+
 int64_t Executor::sharedBufferBytes() const
 {
     int64_t bytes = 0;
@@ -151,7 +156,10 @@ void Executor::allocateBuffers()
                 const uint32_t e = s.outBegin + k;
                 const int64_t slot = m_storageSlot[e];
                 if (slot < 0) {
-                    m_values[e] = Tensor(m_shapes[e], m_types[e]);
+                    const int64_t padded = nativeElements(e);
+                    m_values[e] = padded > m_shapes[e].size()
+                        ? Tensor(Shape { padded }).slice(0, m_shapes[e].size()).reshape(m_shapes[e])
+                        : Tensor(m_shapes[e], m_types[e]);
                     continue;
                 }
                 Tensor& buffer = slots[static_cast<size_t>(slot)];

@@ -114,6 +114,14 @@ public:
     /// instead of into plain. When it returns true, nativeOutput() is `layout` from then on and
     /// setNative(…, true) keeps the output in it; until the next setPostOps.
     virtual bool outputIn(const NativeLayout& /*layout*/) { return false; }
+    /// Whether the network around it runs faster with every convolution in oneDNN's
+    /// channel-blocked layout (nChw16c) than in the layouts each would choose alone: true for a
+    /// depthwise convolution (MobileNet's), whose 1x1 neighbours in channels-last fall out of the
+    /// caches on its large, narrow tensors.
+    virtual bool favoursBlocked() const { return false; }
+    /// From now on computes in the channel-blocked layout, where it can (`on`), or in its own
+    /// choice again. Asked before the layouts are; clears setNative() as setPostOps does.
+    virtual void computeBlocked(bool /*on*/) {}
 };
 
 using KernelFactory = std::function<std::unique_ptr<Kernel>(

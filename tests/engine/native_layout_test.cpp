@@ -251,29 +251,27 @@ TEST(NativeLayout, WeightsAreReorderedAgainOnlyWhenWritten)
     }
 }
 
-// A grouped convolution (oneDNN 2.6 computes it in nChw16c on AVX-512) -> a depthwise convolution
-// and a 1x1 one (nhwc). The grouped one converts its output straight into the depthwise
-// convolution's layout (Kernel::outputIn) instead of into plain and out of it again.
+// A grouped convolution (oneDNN 2.6 computes it in nChw16c on AVX-512) -> a 3x3 convolution and
+// a 1x1 one (nhwc). The grouped one converts its output straight into the next convolution's
+// layout (Kernel::outputIn) instead of into plain and out of it again. (No depthwise convolution:
+// with one, every convolution computes in nChw16c, Kernel::favoursBlocked.)
 TEST(NativeLayout, AConvolutionWritesItsReadersLayoutWhenItComputesInAnother)
 {
     const AttrMap groupedAttrs { { "kernel", "(3, 3)" }, { "pad", "(1, 1)" }, { "num_filter", "32" }, { "num_group", "2" } };
-    const AttrMap dwAttrs { { "kernel", "(3, 3)" }, { "pad", "(1, 1)" }, { "num_filter", "32" }, { "num_group", "32" } };
+    const AttrMap nextAttrs { { "kernel", "(3, 3)" }, { "pad", "(1, 1)" }, { "num_filter", "32" } };
     const Shape data({ 1, 32, 28, 28 });
     const NativeLayout computed = test::opKernel("Convolution", groupedAttrs, { data, Shape({ 32, 16, 3, 3 }), Shape({ 32 }) }, KernelKind::Auto)->nativeOutput();
-    const NativeLayout read = test::opKernel("Convolution", dwAttrs, { data, Shape({ 32, 1, 3, 3 }), Shape({ 32 }) }, KernelKind::Auto)->nativeInput(0);
+    const NativeLayout read = test::opKernel("Convolution", nextAttrs, { data, Shape({ 32, 32, 3, 3 }), Shape({ 32 }) }, KernelKind::Auto)->nativeInput(0);
     if (computed.plain() || read.plain() || computed.key == read.key)
-        GTEST_SKIP() << "oneDNN computes the grouped convolution in the layout the depthwise one reads, or in plain, here";
+        GTEST_SKIP() << "oneDNN computes the grouped convolution in the layout the next one reads, or in plain, here";
     Net n;
     n.shapes[0] = data;
     const uint32_t grouped = n.g->addOp("Convolution", "grouped", groupedAttrs,
         { { n.data, 0, 0 }, { n.g->addVariable("grouped_weight"), 0, 0 }, { n.g->addVariable("grouped_bias"), 0, 0 } });
     n.shapes.push_back(Shape({ 32, 16, 3, 3 }));
     n.shapes.push_back(Shape({ 32 }));
-    const uint32_t dw = n.g->addOp("Convolution", "dw", dwAttrs,
-        { { grouped, 0, 0 }, { n.g->addVariable("dw_weight"), 0, 0 }, { n.g->addVariable("dw_bias"), 0, 0 } });
-    n.shapes.push_back(Shape({ 32, 1, 3, 3 }));
-    n.shapes.push_back(Shape({ 32 }));
-    n.g->setHeads({ { n.conv("project", dw, 16, 1, 1, 32), 0, 0 } });
+    const uint32_t next = n.conv("next", grouped, 32, 3, 1, 32);
+    n.g->setHeads({ { n.conv("project", next, 16, 1, 1, 32), 0, 0 } });
     n.g->finalize();
     const Graph& g = *n.g;
     auto in = n.inputs();
@@ -281,25 +279,25 @@ TEST(NativeLayout, AConvolutionWritesItsReadersLayoutWhenItComputesInAnother)
     Executor fused(n.g, staticFlags(true));
     const Tensor expected = plain.run(in).outputs.at(0).copy();
     const Tensor got = fused.run(in).outputs.at(0).copy();
-    if (!onednn(fused, "grouped") || !onednn(fused, "dw")) GTEST_SKIP() << "oneDNN runs no convolution on this machine";
+    if (!onednn(fused, "grouped") || !onednn(fused, "next")) GTEST_SKIP() << "oneDNN runs no convolution on this machine";
     EXPECT_TRUE(test::tensorsNear(got, expected, 1e-6f, 1e-5f));
-    EXPECT_TRUE(fused.nativeLayout(outputOf(g, "grouped"))) << "kept in the depthwise convolution's layout";
-    EXPECT_TRUE(fused.nativeLayout(outputOf(g, "dw")));
-    // Other values, the same plan; then the depthwise convolution watched: it sees the grouped
+    EXPECT_TRUE(fused.nativeLayout(outputOf(g, "grouped"))) << "kept in the next convolution's layout";
+    EXPECT_TRUE(fused.nativeLayout(outputOf(g, "next")));
+    // Other values, the same plan; then the next convolution watched: it sees the grouped
     // convolution's output plain, with the unfused values.
-    in[0] = Tensor::uniform(in[0].shape(), -4, 4);
+    in[0] = Tensor::uniform(in[0].shape(), -1, 1);
     EXPECT_TRUE(test::tensorsNear(fused.run(in).outputs.at(0), plain.run(in).outputs.at(0), 1e-6f, 1e-5f));
     Watcher all;
-    all.nodes = { "grouped", "dw" };
+    all.nodes = { "grouped", "next" };
     plain.attach(&all);
     plain.run(in);
     Watcher one;
-    one.nodes = { "dw" };
+    one.nodes = { "next" };
     fused.attach(&one);
     fused.run(in);
     EXPECT_FALSE(fused.nativeLayout(outputOf(g, "grouped")));
-    ASSERT_TRUE(one.seen.count("dw"));
-    EXPECT_TRUE(test::tensorsNear(one.seen["dw"], all.seen["dw"], 1e-6f, 1e-5f));
+    ASSERT_TRUE(one.seen.count("next"));
+    EXPECT_TRUE(test::tensorsNear(one.seen["next"], all.seen["next"], 1e-6f, 1e-5f));
     fused.detach(&one);
     fused.run(in);
     EXPECT_TRUE(fused.nativeLayout(outputOf(g, "grouped"))) << "unwatched: kept again";
@@ -345,4 +343,70 @@ TEST(NativeLayout, AnImagesConvolutionWatchedOrNotGivesTheSameValues)
         EXPECT_TRUE(test::tensorsNear(fused.run(in).outputs.at(0), expected, 1e-6f, 1e-5f)) << round;
         EXPECT_TRUE(fused.nativeLayout(outputOf(g, "stem"))) << round << ": unwatched, kept again";
     }
+}
+
+// A MobileNet-style block: stem (24 channels) -> expanding 1x1 (72) -> depthwise 3x3 -> projecting
+// 1x1 (24) + the stem's output -> a 1x1 head, each convolution with a clip(0, 6). The depthwise
+// convolution makes every convolution compute in nChw16c (Kernel::favoursBlocked), which pads 24
+// channels to 32 and 72 to 80: the tensors between them stay in that layout, in buffers that large,
+// with the unfused values; watched, plain again; and with a NaN in the input (the clips then left
+// to run over the stored output, padding included) the same NaNs as unfused.
+TEST(NativeLayout, ANetworkWithADepthwiseConvolutionKeepsPaddedBlockedLayouts)
+{
+    Net n;
+    n.shapes[0] = Shape({ 2, 24, 20, 20 });
+    const auto clip = [&n](const std::string& name, uint32_t in) {
+        return n.op("clip", name, { in }, { { "a_min", "0" }, { "a_max", "6" } });
+    };
+    const uint32_t stem = clip("stem_clip", n.conv("stem", n.data, 24, 3, 1, 24));
+    const uint32_t expand = clip("expand_clip", n.conv("expand", stem, 72, 1, 1, 24));
+    const uint32_t dw = n.g->addOp("Convolution", "dw",
+        { { "kernel", "(3, 3)" }, { "pad", "(1, 1)" }, { "num_filter", "72" }, { "num_group", "72" } },
+        { { expand, 0, 0 }, { n.g->addVariable("dw_weight"), 0, 0 }, { n.g->addVariable("dw_bias"), 0, 0 } });
+    n.shapes.push_back(Shape({ 72, 1, 3, 3 }));
+    n.shapes.push_back(Shape({ 72 }));
+    const uint32_t dwClip = clip("dw_clip", dw);
+    const uint32_t add = n.op("elemwise_add", "add", { n.conv("project", dwClip, 24, 1, 1, 72), stem });
+    n.g->setHeads({ { n.conv("head", add, 16, 1, 1, 24), 0, 0 } });
+    n.g->finalize();
+    const Graph& g = *n.g;
+    auto in = n.inputs();
+    Executor plain(n.g, staticFlags(false));
+    Executor fused(n.g, staticFlags(true));
+    const Tensor expected = plain.run(in).outputs.at(0).copy();
+    const Tensor got = fused.run(in).outputs.at(0).copy();
+    for (const char* conv : { "stem", "expand", "dw", "project", "head" })
+        if (!onednn(fused, conv)) GTEST_SKIP() << "oneDNN runs no convolution on this machine";
+    EXPECT_TRUE(test::tensorsNear(got, expected, 1e-6f, 1e-5f));
+    // Each clip and the add are fused into the convolution before them.
+    const std::pair<const char*, int64_t> padded[] = { { "stem_clip", 32 }, { "expand_clip", 80 }, { "dw_clip", 80 }, { "add", 32 } };
+    for (const auto& [node, channels] : padded) {
+        EXPECT_TRUE(fused.nativeLayout(outputOf(g, node))) << node;
+        EXPECT_EQ(fused.nativeElements(outputOf(g, node)), 2 * channels * 20 * 20) << node;
+    }
+    EXPECT_EQ(fused.nativeElements(outputOf(g, "head")), 0) << "a graph output is plain";
+
+    Watcher all;
+    all.nodes = { "stem_clip", "expand_clip", "dw_clip", "add" };
+    plain.attach(&all);
+    plain.run(in);
+    for (const auto& [node, channels] : padded) {
+        Watcher one;
+        one.nodes = { node };
+        fused.attach(&one);
+        EXPECT_TRUE(test::tensorsNear(fused.run(in).outputs.at(0), expected, 1e-6f, 1e-5f)) << node;
+        fused.detach(&one);
+        EXPECT_FALSE(fused.nativeLayout(outputOf(g, node))) << node;
+        ASSERT_TRUE(one.seen.count(node)) << node;
+        EXPECT_TRUE(test::tensorsNear(one.seen[node], all.seen[node], 1e-6f, 1e-5f)) << node;
+        EXPECT_TRUE(test::tensorsNear(fused.run(in).outputs.at(0), expected, 1e-6f, 1e-5f)) << node << ": unwatched again";
+        EXPECT_TRUE(fused.nativeLayout(outputOf(g, node))) << node << ": kept again";
+    }
+
+    in[0].data()[5 * 400 + 7 * 20 + 9] = std::numeric_limits<float>::quiet_NaN(); // channel 5, (7, 9) of the first image
+    const Tensor withNaN = plain.run(in).outputs.at(0).copy();
+    ASSERT_TRUE(std::isnan(withNaN.view().data()[7 * 20 + 9]));
+    EXPECT_TRUE(test::tensorsNear(fused.run(in).outputs.at(0), withNaN, 1e-6f, 1e-5f));
+    in[0].data()[5 * 400 + 7 * 20 + 9] = 0.25f; // finite again: the clips run inside the convolutions
+    EXPECT_TRUE(test::tensorsNear(fused.run(in).outputs.at(0), plain.run(in).outputs.at(0), 1e-6f, 1e-5f));
 }

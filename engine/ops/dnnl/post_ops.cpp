@@ -144,9 +144,12 @@ const Tensor* PostOpList::bind(std::span<const Tensor* const> in, size_t own)
 
 void PostOpList::finish(Tensor& out) const
 {
+    if (m_own) finish(out.data(), out.size());
+}
+
+void PostOpList::finish(float* y, int64_t n) const
+{
     if (!m_own) return;
-    float* y = out.data();
-    const int64_t n = out.size();
     const PostOp& op = m_ops.back();
     if (op.kind == PostOp::Kind::Clip) {
         const float lo = m_clipLo ? m_clipLo->view().data()[0] : op.lo;

@@ -43,6 +43,8 @@ public:
     /// relu, x > 0 ? x : 0·x, or clip, x < lo ? lo : (x > hi ? hi : x) (ONNX's Clip and, for
     /// lo <= hi, MXNet's clip).
     void finish(Tensor& out) const;
+    /// The same on `count` values from `y` (an output in a padded layout: its padding too).
+    void finish(float* y, int64_t count) const;
 
     /// Whether the op left to finish() gives oneDNN's result on every finite value it may see: a
     /// NaN-keeping relu, or clip with lo <= hi, after only relu, sigmoid or tanh (each finite on

@@ -65,6 +65,11 @@ public:
     /// What the primitive reads or writes.
     const memory& inner() const { return m_inner; }
     bool converts() const { return m_conversion != Conversion::None; }
+    /// The values in the user's buffer: more than the tensor's when a native layout pads it.
+    int64_t userElements() const
+    {
+        return static_cast<int64_t>((m_native ? m_inner : m_user).get_desc().get_size() / sizeof(float));
+    }
 
     void bind(float* data)
     {
@@ -155,6 +160,22 @@ public:
         return true;
     }
 
+    bool favoursBlocked() const override
+    {
+        const ConvGeometry g = ConvGeometry::from(m_params, m_data, m_output);
+        return m_data.ndim() == 4 && g.groups > 1 && g.groups == g.inChannels;
+    }
+
+    void computeBlocked(bool on) override
+    {
+        on = on && m_data.ndim() == 4;
+        if (on == m_blocked) return;
+        m_blocked = on;
+        m_nativeSrc = m_nativeDst = m_nativeResidual = false;
+        m_outputIn.reset();
+        build();
+    }
+
     NativeLayout nativeInput(size_t index) const override
     {
         if (index == 0) return m_srcLayout;
@@ -203,10 +224,10 @@ public:
                 ? dnnl::convolution_forward::desc(kind, algo, src, weights, dst, strides, dilates, pads, pads)
                 : dnnl::convolution_forward::desc(kind, algo, src, weights, biasPlain, dst, strides, dilates, pads, pads);
         };
-        // Weights and destination in the formats oneDNN chooses for this source.
-        const auto describe = [&](const memory::desc& src) {
+        // Weights in the format oneDNN chooses for this source and destination.
+        const auto describe = [&](const memory::desc& src, const memory::desc& dst) {
             return dnnl::convolution_forward::primitive_desc(
-                convolution(src, anyFormat(weightsPlain), anyFormat(dstPlain)), attr, dnnlutil::cpuEngine());
+                convolution(src, anyFormat(weightsPlain), dst), attr, dnnlutil::cpuEngine());
         };
         // Every input in the format oneDNN prefers: the layouts the kernel names (nativeInput,
         // nativeOutput) are that primitive's. An image's few channels are the exception while
@@ -217,10 +238,24 @@ public:
         // output stays in the preferred layout, that kernel and the transposition into it take
         // about the time of the direct one, and it writes what the next convolutions read (ResNet's
         // stem then hands MaxPool a tensor it need not reorder after).
-        const dnnl::convolution_forward::primitive_desc preferred = describe(anyFormat(srcPlain));
+        // In a network kept channel-blocked (computeBlocked), nChw16c in and out instead, the
+        // image read plain by the direct kernel; unless only oneDNN's reference kernel computes so.
         const bool imageInput = g.inChannels < 8 && g.groups == 1;
-        const bool direct = imageInput && !m_nativeSrc && !m_nativeDst && !m_nativeResidual;
-        const dnnl::convolution_forward::primitive_desc pd = direct ? describe(srcPlain) : preferred;
+        dnnl::convolution_forward::primitive_desc preferred;
+        if (m_blocked) {
+            const auto blocked = [](const memory::desc& d) {
+                return memory::desc(d.dims(), memory::data_type::f32, memory::format_tag::nChw16c);
+            };
+            try {
+                preferred = describe(imageInput ? srcPlain : blocked(srcPlain), blocked(dstPlain));
+                if (std::string(preferred.impl_info_str()).rfind("ref", 0) == 0) preferred = {};
+            } catch (const dnnl::error&) {
+            }
+        }
+        const bool inBlocked = static_cast<bool>(preferred);
+        if (!inBlocked) preferred = describe(anyFormat(srcPlain), anyFormat(dstPlain));
+        const bool direct = imageInput && !inBlocked && !m_nativeSrc && !m_nativeDst && !m_nativeResidual;
+        const dnnl::convolution_forward::primitive_desc pd = direct ? describe(srcPlain, anyFormat(dstPlain)) : preferred;
         m_conv = dnnl::convolution_forward(pd);
         // oneDNN's JIT post-op relu is a max with 0, which turns NaN into 0; its reference one
         // (s > 0 ? s : s·alpha) keeps NaN. Only the first lets the output be recorded as NaN-free.
@@ -269,7 +304,7 @@ public:
                 m_residual->convert(s);
             } else { // already in the destination's layout (plain, or native on both sides)
                 void* into = m_dst->inner().get_data_handle();
-                if (r.data() != into) std::memcpy(into, r.data(), static_cast<size_t>(r.size()) * sizeof(float));
+                if (r.data() != into) std::memcpy(into, r.data(), static_cast<size_t>(m_residual->userElements()) * sizeof(float));
             }
         }
         // Only read: oneDNN's handle is not const, for sources either. Taking it by data() would
@@ -294,7 +329,7 @@ public:
         if (m_post.endsWithPlainRelu() && m_reluDropsNaN) { // no NaN, whatever came in
             dnnlutil::recordBounds(*out[0], 0.0f, std::numeric_limits<float>::infinity());
         } else if (!inside) {
-            m_post.finish(*out[0]);
+            m_post.finish(out[0]->data(), m_dst->userElements()); // a native output's padding too
         } else if (m_post.finishesWithClip()) { // finite, and within the clip's bounds
             const std::pair<float, float> bounds = m_post.finishBounds();
             dnnlutil::recordBounds(*out[0], bounds.first, bounds.second);
@@ -326,8 +361,9 @@ private:
         if (known && knownBound <= m_finite.limit()) {
             m_inputBound = knownBound;
         } else {
+            const int64_t count = m_src->userElements(); // a native input's padding too (zeros, or finite)
             const std::optional<float> scanned
-                = in[0]->size() > 2 * out.size() ? std::nullopt : m_finite.bound(in[0]->view().data(), in[0]->size());
+                = count > 2 * out.size() ? std::nullopt : m_finite.bound(in[0]->view().data(), count);
             if (!scanned) return false;
             m_inputBound = *scanned;
         }
@@ -366,6 +402,7 @@ private:
     std::optional<memory::desc> m_outputIn; // the readers' layout (outputIn), or none
     NativeLayout m_outputInLayout;
     bool m_nativeSrc = false, m_nativeDst = false, m_nativeResidual = false;
+    bool m_blocked = false; // computeBlocked
 };
 
 } // namespace

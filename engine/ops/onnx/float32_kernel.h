@@ -30,6 +30,8 @@ public:
     std::vector<NativeLayout> nativeChoices() const override { return floatKernel().nativeChoices(); }
     void chooseNative(int input, int output) override { floatKernel().chooseNative(input, output); }
     bool outputIn(const NativeLayout& layout) override { return floatKernel().outputIn(layout); }
+    bool favoursBlocked() const override { return floatKernel().favoursBlocked(); }
+    void computeBlocked(bool on) override { floatKernel().computeBlocked(on); }
 
 private:
     Kernel& floatKernel() const { return m_fused && m_fusedInto == FusedInto::Slow ? *m_slow : *m_fast; }
