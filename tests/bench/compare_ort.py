@@ -121,7 +121,9 @@ def main():
             "each tensor that only convolutions and poolings write and read in oneDNN's layout between them "
             "(MaxPool and GlobalAveragePool run in the layout of the convolution before them; a convolution "
             "computing in a layout other than its readers' converts its output straight into theirs, which none "
-            "of these models needs now); the tensors nobody watches share buffers once dead (MobileNetV2: 13 MB "
+            "of these models needs now; in a network with a depthwise convolution, MobileNetV2, every convolution "
+            "computes in nChw16c, fused or not, its channels padded to a multiple of 16 where they are not one); "
+            "the tensors nobody watches share buffers once dead (MobileNetV2: 13 MB "
             "instead of 52 MB), which keeps a pass in the caches (`--no-fuse`: every op its own kernel, every "
             "tensor plain and in a buffer of its own); the transformer's matrix products take their bias and "
             "residual adds in their own kernel, and each first linear layer of its feed-forward blocks the GELU "
@@ -131,8 +133,8 @@ def main():
             "inner product. A convolution that is its residual's last reader adds the residual in place, in the "
             "residual's own buffer. What still separates opscope from ONNX Runtime, op by op (`compare_ops.py`, "
             "below): the ResNet stem (7×7 stride 2 on three channels, 1.1-1.2× ONNX Runtime's time), "
-            "MobileNetV2's convolutions at 112×112 (its stem and its first expanding 1×1, 1.9-2.3× in one run on "
-            "2026-12-07), and the classifiers' Gemm at batch 1, which reads its weights (5 MB for MobileNetV2, 8 "
+            "MobileNetV2's convolutions at 112×112 (its stem and its first expanding 1×1, 1.22× and 1.15× in one run "
+            "on 2026-12-07, 2.3× and 1.9× before the network computed in nChw16c), and the classifiers' Gemm at batch 1, which reads its weights (5 MB for MobileNetV2, 8 "
             "MB for ResNet-50) from memory at every pass. Run to run, on this shared machine, these ratios move "
             "by several per cent.", ""]
     if args.profile_only:
