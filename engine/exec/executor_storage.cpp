@@ -60,9 +60,12 @@ void Executor::planStorage()
         for (size_t k = s.inCount; k < in.size(); ++k) {
             const int64_t r = entryIndex(in[k]);
             const bool readOnce = std::count(in.begin(), in.end(), in[k]) == 1; // not the convolution's input too
+            // The same number of values in their layouts too: the output may be converted into
+            // a padded layout its readers read (Kernel::outputIn) while the residual is not padded.
             if (r >= 0 && readOnce && m_nativeEntries[static_cast<size_t>(r)] && !own[static_cast<size_t>(r)] && !own[s.runOut]
                 && lastUse[static_cast<size_t>(r)] == static_cast<int64_t>(i)
-                && m_shapes[static_cast<size_t>(r)].size() == m_shapes[s.runOut].size()) {
+                && m_shapes[static_cast<size_t>(r)].size() == m_shapes[s.runOut].size()
+                && nativeElements(static_cast<uint32_t>(r)) == nativeElements(s.runOut)) {
                 inPlace[i] = r;
                 break;
             }
@@ -84,7 +87,7 @@ void Executor::planStorage()
         const int64_t handed = inPlace[i] >= 0 && m_storageSlot[static_cast<size_t>(inPlace[i])] >= 0 ? inPlace[i] : none;
         for (uint32_t e : bornAt[i]) {
             const int64_t want = std::max(m_shapes[e].size(), nativeElements(e)); // a padded layout's too
-            if (handed != none && e == m_steps[i].runOut) { // the residual's buffer (the same size)
+            if (handed != none && e == m_steps[i].runOut) { // the residual's buffer (the same size, checked above)
                 m_storageSlot[e] = m_storageSlot[static_cast<size_t>(handed)];
                 continue;
             }

@@ -120,7 +120,7 @@ public:
     /// caches on its large, narrow tensors.
     virtual bool favoursBlocked() const { return false; }
     /// From now on computes in the channel-blocked layout, where it can (`on`), or in its own
-    /// choice again. Asked before the layouts are; clears setNative() as setPostOps does.
+    /// choice again. Asked before the layouts are; a change clears setNative() as setPostOps does.
     virtual void computeBlocked(bool /*on*/) {}
 };
 

@@ -67,6 +67,10 @@ public:
     const char* backend() const override { return m_inner->backend(); }
 
     bool setPostOps(std::span<const PostOp> ops) override { return ops.empty(); }
+    // Its tensors stay plain (it counts as watched), but the network's choice of layout is the
+    // same in any precision, and so is the primitive the kernel inside runs.
+    bool favoursBlocked() const override { return m_inner->favoursBlocked(); }
+    void computeBlocked(bool on) override { m_inner->computeBlocked(on); }
 
 private:
     std::unique_ptr<Kernel> m_inner;

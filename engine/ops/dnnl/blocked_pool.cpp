@@ -47,8 +47,8 @@ BlockedPoolKernel::BlockedPoolKernel(
     , m_nanFallback(std::move(nanFallback))
 {
     using tag = memory::format_tag;
-    // Whole blocks only: a padded layout is larger than the tensor, which the executor's buffers
-    // are not. Whether oneDNN pools in a format is found when it is chosen (chooseNative), so that
+    // Whole blocks only: in a padded layout the NaN check and the scaling in run(), which read
+    // the tensor's own number of values, would miss some. Whether oneDNN pools in a format is found when it is chosen (chooseNative), so that
     // a kernel made for one eager call makes one primitive.
     if (data.ndim() == 4 && output.ndim() == 4 && data[1] == output[1])
         for (const auto& [t, block] : { std::pair { tag::nChw16c, 16 }, std::pair { tag::nChw8c, 8 }, std::pair { tag::acdb, 1 } })
