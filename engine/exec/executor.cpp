@@ -154,7 +154,6 @@ void Executor::plan(std::span<const Tensor> variables)
     m_steps.clear();
     m_layoutSteps.clear();
     m_layoutWatched.clear();
-    m_nativeEntries.clear();
     m_nativeElements.clear();
     m_storageSteps.clear();
     m_storageSlot.clear();

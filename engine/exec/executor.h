@@ -116,7 +116,7 @@ public:
     /// sees or a graph output).
     bool nativeLayout(uint32_t entryId) const
     {
-        return entryId < m_nativeEntries.size() && m_nativeEntries[entryId];
+        return entryId < m_nativeElements.size() && m_nativeElements[entryId] > 0;
     }
     /// The float32 values such an entry's buffer holds in that layout: more than its shape's when
     /// the layout pads its channels (nChw16c of 24 channels holds 32); 0 for a plain entry.
@@ -227,8 +227,8 @@ private:
     void keepNativeLayouts();
     void followNeighbours(const std::vector<std::vector<std::pair<uint32_t, uint32_t>>>& readersOf);
     void offerReadersLayout(const std::vector<std::vector<std::pair<uint32_t, uint32_t>>>& readersOf);
-    std::vector<bool> m_nativeEntries; // by entry id
-    std::vector<int64_t> m_nativeElements; // by entry id: float32 values in its native layout (padding included)
+    // By entry id: the float32 values it holds in its native layout (padding included); 0: plain.
+    std::vector<int64_t> m_nativeElements;
     std::vector<uint32_t> m_layoutSteps; // the steps that write or read them
     std::vector<uint32_t> m_layoutWatched; // steps that would, were they not watched
     std::vector<const Tensor*> m_fusedInPtrs;

@@ -12,7 +12,6 @@ namespace opscope {
 
 void Executor::keepNativeLayouts()
 {
-    m_nativeEntries.assign(m_values.size(), false);
     m_nativeElements.assign(m_values.size(), 0);
     m_layoutSteps.clear();
     m_layoutWatched.clear();
@@ -51,8 +50,9 @@ void Executor::keepNativeLayouts()
         if (writer.absorbed || writer.outCount != 1) continue;
         const NativeLayout layout = writer.kernel->nativeOutput();
         const uint32_t e = writer.runOut;
-        // (A layout that pads the channels takes more room: the tensor's buffer is made that large.)
-        if (layout.plain() || m_types[e] != DType::Float32
+        // (A layout that pads the channels takes more room: the tensor's buffer is made that large.
+        // An empty tensor stays plain: nativeElements() > 0 is what marks a native one.)
+        if (layout.plain() || m_types[e] != DType::Float32 || layout.bytes <= 0
             || layout.bytes < m_shapes[e].size() * static_cast<int64_t>(sizeof(float)))
             continue;
         // Every use of the tensor (a graph output counts as one no kernel makes) must be a kernel
@@ -81,7 +81,6 @@ void Executor::keepNativeLayouts()
             }
             d.inputs[k] = d.any = true;
         }
-        m_nativeEntries[e] = true;
         m_nativeElements[e] = layout.bytes / static_cast<int64_t>(sizeof(float));
     }
     for (size_t i = 0; i < m_steps.size(); ++i) {

@@ -53,16 +53,16 @@ void Executor::planStorage()
     // only as the residual, the output takes its buffer, and the copy is skipped (the sum then adds in place, as oneDNN's sum
     // post-op does into its destination).
     std::vector<int64_t> inPlace(m_steps.size(), none); // by step: the residual whose buffer its output takes
-    for (size_t i = 0; i < m_steps.size() && !m_nativeEntries.empty(); ++i) {
+    for (size_t i = 0; i < m_steps.size() && !m_nativeElements.empty(); ++i) {
         const Step& s = m_steps[i];
-        if (s.absorbed || s.outCount != 1 || s.extraCount == 0 || !m_nativeEntries[s.runOut]) continue;
+        if (s.absorbed || s.outCount != 1 || s.extraCount == 0 || !nativeLayout(s.runOut)) continue;
         const auto in = runInputs(s);
         for (size_t k = s.inCount; k < in.size(); ++k) {
             const int64_t r = entryIndex(in[k]);
             const bool readOnce = std::count(in.begin(), in.end(), in[k]) == 1; // not the convolution's input too
             // The same number of values in their layouts too: the output may be converted into
             // a padded layout its readers read (Kernel::outputIn) while the residual is not padded.
-            if (r >= 0 && readOnce && m_nativeEntries[static_cast<size_t>(r)] && !own[static_cast<size_t>(r)] && !own[s.runOut]
+            if (r >= 0 && readOnce && nativeLayout(static_cast<uint32_t>(r)) && !own[static_cast<size_t>(r)] && !own[s.runOut]
                 && lastUse[static_cast<size_t>(r)] == static_cast<int64_t>(i)
                 && m_shapes[static_cast<size_t>(r)].size() == m_shapes[s.runOut].size()
                 && nativeElements(static_cast<uint32_t>(r)) == nativeElements(s.runOut)) {

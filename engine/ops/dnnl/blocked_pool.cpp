@@ -48,8 +48,9 @@ BlockedPoolKernel::BlockedPoolKernel(
 {
     using tag = memory::format_tag;
     // Whole blocks only: in a padded layout the NaN check and the scaling in run(), which read
-    // the tensor's own number of values, would miss some. Whether oneDNN pools in a format is found when it is chosen (chooseNative), so that
-    // a kernel made for one eager call makes one primitive.
+    // the tensor's own number of values, would miss some. Whether oneDNN pools in a format is
+    // found when it is chosen (chooseNative), so that a kernel made for one eager call makes one
+    // primitive.
     if (data.ndim() == 4 && output.ndim() == 4 && data[1] == output[1])
         for (const auto& [t, block] : { std::pair { tag::nChw16c, 16 }, std::pair { tag::nChw8c, 8 }, std::pair { tag::acdb, 1 } })
             if (data[1] % block == 0) m_tags.push_back(t);

@@ -127,8 +127,7 @@ public:
 
     bool setPostOps(std::span<const PostOp> ops) override
     {
-        m_nativeSrc = m_nativeDst = m_nativeResidual = false; // layouts are asked again after
-        m_outputIn.reset();
+        clearNative(); // layouts are asked again after
         if (dnnlutil::PostOpList::takes(ops)) {
             m_post.set(ops, m_output.ndim(), m_output[1]);
             try {
@@ -171,9 +170,15 @@ public:
         on = on && m_data.ndim() == 4;
         if (on == m_blocked) return;
         m_blocked = on;
+        clearNative();
+        build();
+    }
+
+    // Forgets the layouts the executor chose (setNative, outputIn): it asks again after a change.
+    void clearNative()
+    {
         m_nativeSrc = m_nativeDst = m_nativeResidual = false;
         m_outputIn.reset();
-        build();
     }
 
     NativeLayout nativeInput(size_t index) const override
