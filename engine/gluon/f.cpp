@@ -109,7 +109,7 @@ std::vector<Value> runEager(
     }
     if (!hooks.empty()) {
         std::vector<std::string> slotsMade;
-        const std::span<const std::string> slots = def.outputSlotNames(*params, slotsMade);
+        const std::span<const std::string> slots = def.outputSlotNames(*params, outputs.size(), slotsMade);
         withViews(outputs.size(), [&](size_t k) { return outputs[k].view(); },
             [&](std::span<const TensorView> v) { reportEagerOutputs(hooks, name, def.name, slots, v); });
     }

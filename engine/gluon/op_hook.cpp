@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <memory>
 
 namespace opscope::gluon {
 
@@ -25,6 +26,11 @@ namespace {
         uint64_t activeMoves = 0; // t_activeMoves when `active` was last found equal to t_active
     };
     thread_local CurrentHooks t_current;
+    // What Held reads first: t_current's set and the counts it was checked at, in plain thread
+    // locals (no initialisation wrapper on each access, as t_current's members have).
+    thread_local const std::vector<OpHook>* t_checkedSet = nullptr;
+    thread_local uint64_t t_checkedChanges = 0;
+    thread_local uint64_t t_checkedMoves = 0;
     // ActiveHooks::Held: how many are alive on this thread, and the sets replaced while one was.
     thread_local int t_holds = 0;
     thread_local std::vector<std::shared_ptr<const std::vector<OpHook>>> t_retired;
@@ -36,7 +42,11 @@ namespace {
         TensorName(const std::string& node, const std::string& slot)
         {
             const size_t n = node.size() + 1 + slot.size();
-            char* out = n <= sizeof m_inline ? m_inline : (m_heap.resize(n), m_heap.data());
+            char* out = m_inline;
+            if (n > sizeof m_inline) {
+                m_heap = std::make_unique_for_overwrite<char[]>(n);
+                out = m_heap.get();
+            }
             std::memcpy(out, node.data(), node.size());
             out[node.size()] = '_';
             std::memcpy(out + node.size() + 1, slot.data(), slot.size());
@@ -48,7 +58,7 @@ namespace {
 
     private:
         char m_inline[160];
-        std::string m_heap;
+        std::unique_ptr<char[]> m_heap;
         std::string_view m_view;
     };
 }
@@ -152,6 +162,9 @@ const std::shared_ptr<const std::vector<OpHook>>& ActiveHooks::currentSet()
         c.changes = changes;
     }
     c.activeMoves = moves;
+    t_checkedSet = c.hooks.get();
+    t_checkedChanges = changes;
+    t_checkedMoves = moves;
     return c.hooks;
 }
 
@@ -168,7 +181,10 @@ ActiveHooks::Held::Held()
         m_hooks = &kNone;
         return;
     }
-    m_hooks = currentSet().get();
+    // The set checked last, while nothing changed since: what currentSet() would return.
+    const bool checked = t_checkedSet && t_checkedMoves == t_activeMoves
+        && t_checkedChanges == g_hooksChanged.load(std::memory_order_acquire);
+    m_hooks = checked ? t_checkedSet : currentSet().get();
     ++t_holds;
 }
 

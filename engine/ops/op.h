@@ -195,8 +195,10 @@ struct OpDef {
     std::vector<std::string> inputSlotNames(const OpParams& p) const;
     std::vector<std::string> outputSlotNames(const OpParams& p) const;
     /// The same names without building them where they are fixed (what an op reporting to hooks on
-    /// every call reads); `scratch` holds them otherwise.
-    std::span<const std::string> outputSlotNames(const OpParams& p, std::vector<std::string>& scratch) const;
+    /// every call reads); `scratch` holds them otherwise. `count`: numOutputs(p), which the caller
+    /// knows (asking it again costs as much as the rest).
+    std::span<const std::string> outputSlotNames(
+        const OpParams& p, size_t count, std::vector<std::string>& scratch) const;
     int visibleOutputs(const OpParams& p) const { return numVisibleOutputs ? numVisibleOutputs(p) : numOutputs(p); }
     /// inferType, or the float32-only rule where there is none.
     void inferTypes(const OpParams& p, std::span<const DType> in, std::span<DType> out) const;

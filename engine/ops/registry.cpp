@@ -91,10 +91,10 @@ std::vector<std::string> OpDef::outputSlotNames(const OpParams& p) const
     return names;
 }
 
-std::span<const std::string> OpDef::outputSlotNames(const OpParams& p, std::vector<std::string>& scratch) const
+std::span<const std::string> OpDef::outputSlotNames(
+    const OpParams& p, size_t count, std::vector<std::string>& scratch) const
 {
-    const size_t n = static_cast<size_t>(numOutputs(p));
-    if (n <= fixedOutputNames.size()) return std::span<const std::string>(fixedOutputNames).first(n);
+    if (count <= fixedOutputNames.size()) return std::span<const std::string>(fixedOutputNames).first(count);
     scratch = outputSlotNames(p);
     return scratch;
 }

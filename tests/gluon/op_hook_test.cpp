@@ -423,6 +423,41 @@ TEST(OpHook, NonHybridSequentialPassesItToEveryHybridBlockBelow)
     }
 }
 
+// Eager, a block's hook sees only its own ops: an op of the outer block after the inner one has
+// returned reports to the outer block's hook alone, in every call (the set the op before took is
+// reused only while the same blocks are active). Hybridized, as in MXNet, the outer block's graph
+// reports to the outer block's hooks only.
+TEST(OpHook, EagerAnInnerBlocksHookSeesOnlyItsOwnOps)
+{
+    resetNaming();
+    auto outer = std::make_shared<HybridSequential>("outer_");
+    std::shared_ptr<HybridSequential> inner;
+    {
+        auto scope = outer->name_scope();
+        inner = std::make_shared<HybridSequential>("inner_");
+        {
+            auto s2 = inner->name_scope();
+            inner->add(std::make_shared<nn::Dense>(3));
+        }
+        outer->add(inner);
+        outer->add(std::make_shared<nn::Dense>(2));
+    }
+    outer->initialize();
+    std::vector<std::string> outerSaw, innerSaw;
+    HookHandle a = outer->register_op_hook(
+        [&](std::string_view n, std::string_view, const TensorView&) { outerSaw.emplace_back(n); });
+    HookHandle b = inner->register_op_hook(
+        [&](std::string_view n, std::string_view, const TensorView&) { innerSaw.emplace_back(n); });
+    for (int call = 0; call < 3; ++call) {
+        outerSaw.clear();
+        innerSaw.clear();
+        outer->call(Tensor::ones(Shape({ 2, 4 })));
+        EXPECT_EQ(outerSaw, (std::vector<std::string> { "outer_inner_dense0_fwd_output", "outer_dense0_fwd_output" }))
+            << "call " << call;
+        EXPECT_EQ(innerSaw, (std::vector<std::string> { "outer_inner_dense0_fwd_output" })) << "call " << call;
+    }
+}
+
 // The active hooks are taken once per op when eager and once per call when hybridized (shared
 // between ops until a hook is added or removed or another block's scope opens): a hook that adds
 // another sees it from the next op eager, from the next call hybridized; a removed one stops alike.

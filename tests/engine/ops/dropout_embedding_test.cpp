@@ -247,4 +247,24 @@ TEST(EmbeddingOp, SlotNamesAreMXNets)
     EXPECT_EQ(&OpRegistry::instance().get("_npx_embedding"), &def);
 }
 
+// What an eager op reads when it reports to hooks: the names, built only where they depend on the
+// parameters.
+TEST(OpSlotNames, TheCountedFormBuildsOnlyNamesThatDependOnTheParameters)
+{
+    std::vector<std::string> scratch;
+    const OpDef& dropout = OpRegistry::instance().get("Dropout");
+    const ParamsPtr dp = dropout.parse({});
+    const std::span<const std::string> fixed = dropout.outputSlotNames(*dp, 2, scratch);
+    EXPECT_EQ(std::vector<std::string>(fixed.begin(), fixed.end()), dropout.outputSlotNames(*dp));
+    EXPECT_TRUE(scratch.empty());
+    EXPECT_EQ(fixed.data(), dropout.fixedOutputNames.data()); // read where they are
+
+    const OpDef& split = OpRegistry::instance().get("SliceChannel");
+    const ParamsPtr sp = split.parse({ { "num_outputs", "3" } });
+    const std::span<const std::string> made = split.outputSlotNames(*sp, 3, scratch);
+    EXPECT_EQ(std::vector<std::string>(made.begin(), made.end()),
+        (std::vector<std::string> { "output0", "output1", "output2" }));
+    EXPECT_EQ(made.data(), scratch.data());
+}
+
 } // namespace
