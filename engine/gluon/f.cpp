@@ -98,7 +98,10 @@ std::vector<Value> runEager(
     const std::vector<OpHook>& hooks = held.hooks();
     if (std::any_of(hooks.begin(), hooks.end(), [](const OpHook& h) { return h.monitor_all; }))
         withViews(in.size(), [&](size_t k) { return in[k]->view(); },
-            [&](std::span<const TensorView> v) { reportEagerInputs(hooks, name, def.name, def.inputSlotNames(*params), v); });
+            [&](std::span<const TensorView> v) {
+                std::vector<std::string> slotsMade;
+                reportEagerInputs(hooks, name, def.name, def.inputSlotNames(*params, in.size(), slotsMade), v);
+            });
     RunContext ctx;
     ctx.rng = &globalGenerator();
     ctx.training = autograd::is_training();

@@ -167,6 +167,10 @@ struct OpDef {
     /// Names the outputs with a list that does not depend on the parameters (sets outputNames and
     /// fixedOutputNames).
     void nameOutputs(std::vector<std::string> names);
+    /// The same for the inputs: the first numInputs of a list that does not depend on the
+    /// parameters (MXNet's `input0`, `input1`… for an operator that registers no inputNames).
+    std::vector<std::string> fixedInputNames;
+    void nameInputs(std::vector<std::string> names);
     /// Indexes of inputs that are auxiliary states (updated in place in training), e.g. BatchNorm's
     /// moving_mean and moving_var. Null: none.
     std::function<std::vector<int>(const OpParams&)> auxInputs;
@@ -198,6 +202,8 @@ struct OpDef {
     /// every call reads); `scratch` holds them otherwise. `count`: numOutputs(p), which the caller
     /// knows (asking it again costs as much as the rest).
     std::span<const std::string> outputSlotNames(
+        const OpParams& p, size_t count, std::vector<std::string>& scratch) const;
+    std::span<const std::string> inputSlotNames(
         const OpParams& p, size_t count, std::vector<std::string>& scratch) const;
     int visibleOutputs(const OpParams& p) const { return numVisibleOutputs ? numVisibleOutputs(p) : numOutputs(p); }
     /// inferType, or the float32-only rule where there is none.

@@ -8,9 +8,10 @@
 namespace opscope {
 
 namespace {
-    // How many of MXNet's fallback output names (`0`, `1`…) an operator without outputNames keeps
-    // built; more outputs than that are named when asked.
+    // How many of MXNet's fallback names (outputs `0`, `1`…, inputs `input0`, `input1`…) an
+    // operator without outputNames or inputNames keeps built; more than that are named when asked.
     constexpr int kDefaultNamedOutputs = 8;
+    constexpr int kDefaultNamedInputs = 8;
 }
 
 const OpRegistry& OpRegistry::instance()
@@ -60,6 +61,9 @@ void OpRegistry::add(OpDef def, std::vector<std::string> aliases)
     if (!def.outputNames && def.fixedOutputNames.empty())
         for (int i = 0; i < kDefaultNamedOutputs; ++i)
             def.fixedOutputNames.push_back(std::to_string(i));
+    if (!def.inputNames && def.fixedInputNames.empty())
+        for (int i = 0; i < kDefaultNamedInputs; ++i)
+            def.fixedInputNames.push_back("input" + std::to_string(i));
     auto owned = std::make_unique<OpDef>(std::move(def));
     const OpDef* p = owned.get();
     m_byName[p->name] = p;
@@ -97,6 +101,20 @@ std::span<const std::string> OpDef::outputSlotNames(
     if (count <= fixedOutputNames.size()) return std::span<const std::string>(fixedOutputNames).first(count);
     scratch = outputSlotNames(p);
     return scratch;
+}
+
+std::span<const std::string> OpDef::inputSlotNames(
+    const OpParams& p, size_t count, std::vector<std::string>& scratch) const
+{
+    if (count <= fixedInputNames.size()) return std::span<const std::string>(fixedInputNames).first(count);
+    scratch = inputSlotNames(p);
+    return scratch;
+}
+
+void OpDef::nameInputs(std::vector<std::string> names)
+{
+    fixedInputNames = names;
+    inputNames = [names = std::move(names)](const OpParams&) { return names; };
 }
 
 void OpDef::nameOutputs(std::vector<std::string> names)

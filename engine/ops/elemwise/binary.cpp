@@ -58,7 +58,7 @@ template <class Op> OpDef binaryOp(const std::string& name, dnnl::algorithm alg,
     d.parse = [](const AttrMap&) { return std::make_shared<NoParams>(); };
     d.numInputs = [](const OpParams&) { return 2; };
     d.numOutputs = [](const OpParams&) { return 1; };
-    d.inputNames = [](const OpParams&) { return std::vector<std::string> { "lhs", "rhs" }; };
+    d.nameInputs({ "lhs", "rhs" });
     // Only elemwise_add registers FListOutputNames ({"output"}) in MXNet 1.x.
     if (outputNamed) d.nameOutputs({ "output" });
     d.inferShape = [](const OpParams&, std::vector<Shape>& in, std::vector<Shape>& out) {

@@ -109,7 +109,7 @@ template <class Op> OpDef broadcastOp(const std::string& name, dnnl::algorithm a
     d.parse = [](const AttrMap&) { return std::make_shared<NoParams>(); };
     d.numInputs = [](const OpParams&) { return 2; };
     d.numOutputs = [](const OpParams&) { return 1; };
-    d.inputNames = [](const OpParams&) { return std::vector<std::string> { "lhs", "rhs" }; };
+    d.nameInputs({ "lhs", "rhs" });
     d.inferShape = inferBroadcastShape;
     d.reference = referenceKernel<Op>;
     d.dnnl = dnnlKernel(alg, commutes);

@@ -210,7 +210,7 @@ OpDef dotOp(const std::string& name, ShapeFn shapeFn)
     };
     d.numInputs = [](const OpParams&) { return 2; };
     d.numOutputs = [](const OpParams&) { return 1; };
-    d.inputNames = [](const OpParams&) { return std::vector<std::string> { "lhs", "rhs" }; };
+    d.nameInputs({ "lhs", "rhs" });
     d.inferShape = [shapeFn](const OpParams& p, std::vector<Shape>& in, std::vector<Shape>& out) {
         Shape result;
         Gemm g;

@@ -327,9 +327,7 @@ void registerBatchNorm(OpRegistry& r)
     d.numInputs = [](const OpParams&) { return 5; };
     d.numOutputs = [](const OpParams&) { return 3; };
     d.numVisibleOutputs = [](const OpParams& p) { return paramsAs<BatchNormParams>(p).outputMeanVar ? 3 : 1; };
-    d.inputNames = [](const OpParams&) {
-        return std::vector<std::string> { "data", "gamma", "beta", "moving_mean", "moving_var" };
-    };
+    d.nameInputs({ "data", "gamma", "beta", "moving_mean", "moving_var" });
     d.nameOutputs({ "output", "mean", "var" });
     d.auxInputs = [](const OpParams&) { return std::vector<int> { 3, 4 }; };
     d.inferShape = inferBatchNorm;

@@ -123,10 +123,7 @@ void registerConvolution(OpRegistry& r)
     def.parse = parseConvolution;
     def.numInputs = [](const OpParams& p) { return paramsAs<ConvolutionParams>(p).noBias ? 2 : 3; };
     def.numOutputs = [](const OpParams&) { return 1; };
-    def.inputNames = [](const OpParams& p) {
-        return paramsAs<ConvolutionParams>(p).noBias ? std::vector<std::string> { "data", "weight" }
-                                                     : std::vector<std::string> { "data", "weight", "bias" };
-    };
+    def.nameInputs({ "data", "weight", "bias" }); // the first numInputs: no bias, two
     def.nameOutputs({ "output" });
     def.inferShape = inferConvolution;
     def.reference = [](const OpParams& p, std::span<const Shape> in, std::span<const Shape> out) {

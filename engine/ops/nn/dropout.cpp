@@ -169,7 +169,7 @@ void registerDropout(OpRegistry& r)
     d.numInputs = [](const OpParams&) { return 1; };
     d.numOutputs = [](const OpParams&) { return 2; };
     d.numVisibleOutputs = [](const OpParams&) { return 1; };
-    d.inputNames = [](const OpParams&) { return std::vector<std::string> { "data" }; };
+    d.nameInputs({ "data" });
     d.nameOutputs({ "output", "mask" });
     d.inferShape = inferDropout;
     d.reference = [](const OpParams& p, std::span<const Shape> in, std::span<const Shape>) -> std::unique_ptr<Kernel> {

@@ -108,7 +108,7 @@ void registerEmbedding(OpRegistry& r)
     d.parse = parseEmbedding;
     d.numInputs = [](const OpParams&) { return 2; };
     d.numOutputs = [](const OpParams&) { return 1; };
-    d.inputNames = [](const OpParams&) { return std::vector<std::string> { "data", "weight" }; };
+    d.nameInputs({ "data", "weight" });
     // MXNet registers no output names for Embedding: its output slot is `0`.
     d.inferShape = inferEmbedding;
     d.reference = [](const OpParams& p, std::span<const Shape> in, std::span<const Shape>) -> std::unique_ptr<Kernel> {

@@ -214,10 +214,7 @@ void registerFullyConnected(OpRegistry& r)
     def.parse = parseFullyConnected;
     def.numInputs = [](const OpParams& p) { return paramsAs<FullyConnectedParams>(p).noBias ? 2 : 3; };
     def.numOutputs = [](const OpParams&) { return 1; };
-    def.inputNames = [](const OpParams& p) {
-        return paramsAs<FullyConnectedParams>(p).noBias ? std::vector<std::string> { "data", "weight" }
-                                                        : std::vector<std::string> { "data", "weight", "bias" };
-    };
+    def.nameInputs({ "data", "weight", "bias" }); // the first numInputs: no bias, two
     def.nameOutputs({ "output" });
     def.inferShape = inferFullyConnected;
     def.reference = makeReference;

@@ -223,7 +223,7 @@ void registerLayerNorm(OpRegistry& r)
     d.numInputs = [](const OpParams&) { return 3; };
     d.numOutputs = [](const OpParams&) { return 3; };
     d.numVisibleOutputs = [](const OpParams& p) { return paramsAs<LayerNormParams>(p).outputMeanVar ? 3 : 1; };
-    d.inputNames = [](const OpParams&) { return std::vector<std::string> { "data", "gamma", "beta" }; };
+    d.nameInputs({ "data", "gamma", "beta" });
     d.nameOutputs({ "output", "mean", "std" });
     d.inferShape = inferLayerNorm;
     d.reference = [](const OpParams& p, std::span<const Shape> in, std::span<const Shape>) -> std::unique_ptr<Kernel> {

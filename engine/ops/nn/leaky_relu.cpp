@@ -217,10 +217,7 @@ void registerLeakyReLU(OpRegistry& r)
     def.numInputs = [](const OpParams& op) { return paramsAs<LeakyReLUParams>(op).type == LeakyType::PReLU ? 2 : 1; };
     def.numOutputs = [](const OpParams& op) { return paramsAs<LeakyReLUParams>(op).type == LeakyType::RReLU ? 2 : 1; };
     def.numVisibleOutputs = [](const OpParams&) { return 1; };
-    def.inputNames = [](const OpParams& op) {
-        return paramsAs<LeakyReLUParams>(op).type == LeakyType::PReLU ? std::vector<std::string> { "data", "gamma" }
-                                                                      : std::vector<std::string> { "data" };
-    };
+    def.nameInputs({ "data", "gamma" }); // the first numInputs: gamma for prelu only
     def.outputNames = [](const OpParams& op) {
         return paramsAs<LeakyReLUParams>(op).type == LeakyType::RReLU ? std::vector<std::string> { "output", "mask" }
                                                                       : std::vector<std::string> { "output" };

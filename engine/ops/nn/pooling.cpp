@@ -401,7 +401,7 @@ void registerPooling(OpRegistry& r)
     def.parse = parsePooling;
     def.numInputs = [](const OpParams&) { return 1; };
     def.numOutputs = [](const OpParams&) { return 1; };
-    def.inputNames = [](const OpParams&) { return std::vector<std::string> { "data" }; };
+    def.nameInputs({ "data" });
     def.nameOutputs({ "output" });
     def.inferShape = inferPooling;
     def.reference

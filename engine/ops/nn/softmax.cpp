@@ -270,16 +270,13 @@ bool softmaxDnnlPays(const SoftmaxGeometry& g)
 void registerSoftmax(OpRegistry& r)
 {
     OpDef softmax = softmaxDef("softmax", false);
-    softmax.inputNames = [](const OpParams& op) {
-        return paramsAs<SoftmaxParams>(op).useLength ? std::vector<std::string> { "data", "length" }
-                                                     : std::vector<std::string> { "data" };
-    };
+    softmax.nameInputs({ "data", "length" }); // the first numInputs: without use_length, one
     softmax.nameOutputs({ "output" });
     r.add(std::move(softmax));
 
     // MXNet registers input names for log_softmax but no output names (hence `<node>_0`).
     OpDef logSoftmax = softmaxDef("log_softmax", true);
-    logSoftmax.inputNames = [](const OpParams&) { return std::vector<std::string> { "data" }; };
+    logSoftmax.nameInputs({ "data" });
     r.add(std::move(logSoftmax));
 
     registerSoftmaxOutput(r);

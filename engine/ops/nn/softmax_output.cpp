@@ -215,7 +215,7 @@ void registerSoftmaxOutput(OpRegistry& r)
     out.name = "SoftmaxOutput";
     out.parse = parseSoftmaxOutput;
     out.numInputs = [](const OpParams&) { return 2; };
-    out.inputNames = [](const OpParams&) { return std::vector<std::string> { "data", "label" }; };
+    out.nameInputs({ "data", "label" });
     out.labelInputs = [](const OpParams&) { return std::vector<int> { 1 }; };
     out.inferShape = inferSoftmaxOutput;
     out.backward = backwardSoftmaxOutput;

@@ -32,11 +32,6 @@ auto constant(int n)
     return [n](const OpParams&) { return n; };
 }
 
-auto names(std::vector<std::string> list)
-{
-    return [list = std::move(list)](const OpParams&) { return list; };
-}
-
 // ---- pick ----------------------------------------------------------------------------------
 
 struct PickParams : OpParams {
@@ -214,7 +209,7 @@ void registerPick(OpRegistry& r)
     pick.parse = parsePick;
     pick.numInputs = constant(2);
     pick.numOutputs = constant(1);
-    pick.inputNames = names({ "data", "index" });
+    pick.nameInputs({ "data", "index" });
     pick.inferShape = pickShape;
     pick.reference = makePick;
     pick.backward = backwardPick;
@@ -225,7 +220,7 @@ void registerPick(OpRegistry& r)
     like.parse = parseReshapeLike;
     like.numInputs = constant(2);
     like.numOutputs = constant(1);
-    like.inputNames = names({ "lhs", "rhs" });
+    like.nameInputs({ "lhs", "rhs" });
     like.inferShape = reshapeLikeShape;
     like.reference = makeReshapeLike;
     like.backward = backwardReshapeLike;

@@ -426,7 +426,7 @@ void registerConcatSplit(OpRegistry& r)
     split.parse = parseSliceChannel;
     split.numInputs = [](const OpParams&) { return 1; };
     split.numOutputs = [](const OpParams& p) { return paramsAs<SliceChannelParams>(p).numOutputs; };
-    split.inputNames = [](const OpParams&) { return std::vector<std::string> { "data" }; };
+    split.nameInputs({ "data" });
     split.outputNames = [](const OpParams& p) {
         std::vector<std::string> names;
         for (int i = 0; i < paramsAs<SliceChannelParams>(p).numOutputs; ++i)

@@ -64,11 +64,6 @@ auto constant(int n)
     return [n](const OpParams&) { return n; };
 }
 
-auto names(std::vector<std::string> list)
-{
-    return [list = std::move(list)](const OpParams&) { return list; };
-}
-
 // ---- Flatten -------------------------------------------------------------------------------
 
 void flattenShape(const OpParams&, std::vector<Shape>& in, std::vector<Shape>& out)
@@ -265,7 +260,7 @@ void registerReshapeOps(OpRegistry& r)
 
     OpDef squeeze = unaryShapeOp("squeeze");
     squeeze.parse = parseSqueeze;
-    squeeze.inputNames = names({ "data" });
+    squeeze.nameInputs({ "data" });
     squeeze.inferShape = squeezeShape;
     r.add(std::move(squeeze));
 

@@ -265,6 +265,26 @@ TEST(OpSlotNames, TheCountedFormBuildsOnlyNamesThatDependOnTheParameters)
     EXPECT_EQ(std::vector<std::string>(made.begin(), made.end()),
         (std::vector<std::string> { "output0", "output1", "output2" }));
     EXPECT_EQ(made.data(), scratch.data());
+
+    // Inputs: a fixed list of which the first numInputs are the slots, MXNet's input<i> where an
+    // operator registers none, built where they depend on the parameters (Concat's arg<i>).
+    const auto inputs = [&](const char* op, const AttrMap& attrs) {
+        const OpDef& def = OpRegistry::instance().get(op);
+        const ParamsPtr p = def.parse(attrs);
+        scratch.clear();
+        const std::span<const std::string> names
+            = def.inputSlotNames(*p, static_cast<size_t>(def.numInputs(*p)), scratch);
+        EXPECT_EQ(std::vector<std::string>(names.begin(), names.end()), def.inputSlotNames(*p)) << op;
+        return std::pair { std::vector<std::string>(names.begin(), names.end()), !scratch.empty() };
+    };
+    using Names = std::vector<std::string>;
+    EXPECT_EQ(inputs("FullyConnected", { { "num_hidden", "2" } }), std::pair(Names { "data", "weight", "bias" }, false));
+    EXPECT_EQ(inputs("FullyConnected", { { "num_hidden", "2" }, { "no_bias", "True" } }),
+        std::pair(Names { "data", "weight" }, false));
+    EXPECT_EQ(inputs("LeakyReLU", { { "act_type", "prelu" } }), std::pair(Names { "data", "gamma" }, false));
+    EXPECT_EQ(inputs("LeakyReLU", {}), std::pair(Names { "data" }, false));
+    EXPECT_EQ(inputs("Activation", { { "act_type", "relu" } }), std::pair(Names { "input0" }, false));
+    EXPECT_EQ(inputs("Concat", { { "num_args", "2" } }), std::pair(Names { "arg0", "arg1" }, true));
 }
 
 } // namespace
