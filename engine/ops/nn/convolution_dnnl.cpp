@@ -3,6 +3,7 @@
 #include "ops/dnnl/post_ops.h"
 #include "ops/nn/channels_last.h"
 #include "ops/nn/convolution.h"
+#include "tensor/allocator.h"
 
 #include <algorithm>
 #include <cmath>
@@ -24,7 +25,10 @@ using dnnl::memory;
 // or writes it: the same memory when the formats agree; else a buffer of our own, filled (or
 // emptied) by our channels-last transposition when that is the format asked for, by a oneDNN
 // reorder otherwise. A native port (Kernel::setNative) takes the user's buffer as already being in
-// the primitive's format: the buffer is bound to the inner memory and nothing is converted.
+// the primitive's format: the buffer is bound to the inner memory and nothing is converted. A
+// buffer of its own is allocated at the first run, not when the kernel is made: a network's
+// kernels are all made before the first runs, and most ports' buffers are dropped again when the
+// executor keeps their tensors native.
 class Port {
 public:
     /// `target`: the primitive's memory to fill (another port's inner memory) instead of one of
@@ -43,7 +47,8 @@ public:
             m_inner = m_user;
             return;
         }
-        m_inner = target ? *target : memory(wanted, dnnlutil::cpuEngine());
+        m_inner = target ? *target : memory(wanted, dnnlutil::cpuEngine(), DNNL_MEMORY_NONE);
+        if (!target) m_ownBytes = wanted.get_size();
         const memory::dims dims = plain.dims();
         const bool spatial = dims.size() == 3 || dims.size() == 4;
         const auto lastTag = dims.size() == 3 ? memory::format_tag::acb : memory::format_tag::acdb;
@@ -62,7 +67,11 @@ public:
             { DNNL_ARG_TO, intoPrimitive ? m_inner : m_user } };
     }
 
-    /// What the primitive reads or writes.
+    Port(const Port&) = delete;
+    Port& operator=(const Port&) = delete;
+    ~Port() { detail::freeBuffer(m_own, m_ownBytes); }
+
+    /// What the primitive reads or writes (its buffer there once bound).
     const memory& inner() const { return m_inner; }
     bool converts() const { return m_conversion != Conversion::None; }
     /// The values in the user's buffer: more than the tensor's when a native layout pads it.
@@ -71,10 +80,16 @@ public:
         return static_cast<int64_t>((m_native ? m_inner : m_user).get_desc().get_size() / sizeof(float));
     }
 
+    /// Points the port at the tensor's buffer; the first time, allocates its own buffer where it
+    /// has one (ResourceError naming the bytes when there is no memory for it).
     void bind(float* data)
     {
         m_data = data;
         (m_native ? m_inner : m_user).set_data_handle(data);
+        if (m_ownBytes != 0 && !m_own) {
+            m_own = detail::allocateBuffer(m_ownBytes);
+            m_inner.set_data_handle(m_own);
+        }
     }
 
     /// User -> primitive for inputs, primitive -> user for outputs.
@@ -103,6 +118,8 @@ private:
     int64_t m_batch = 0, m_channels = 0, m_positions = 0;
     dnnl::reorder m_reorder;
     std::unordered_map<int, memory> m_reorderArgs;
+    size_t m_ownBytes = 0; // the inner buffer's, when it is the port's own
+    void* m_own = nullptr;
 };
 
 memory::desc anyFormat(const memory::desc& d)
