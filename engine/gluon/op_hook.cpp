@@ -27,7 +27,9 @@ namespace {
     };
     thread_local CurrentHooks t_current;
     // What Held reads first: t_current's set and the counts it was checked at, in plain thread
-    // locals (no initialisation wrapper on each access, as t_current's members have).
+    // locals (no initialisation wrapper on each access, as t_current's members have). Written
+    // only by currentSet(), with t_current: whatever else replaces t_current.hooks must set them
+    // too, or Held would read a set that is gone.
     thread_local const std::vector<OpHook>* t_checkedSet = nullptr;
     thread_local uint64_t t_checkedChanges = 0;
     thread_local uint64_t t_checkedMoves = 0;

@@ -139,14 +139,17 @@ struct OpInfo {
     ParamsPtr params;
 };
 
-// The operator's registered input names (MXNet's FListInputNames), or none; never asked when the
-// operator wants far more inputs than the node has (a corrupted num_args must not allocate).
+// The operator's registered input names (MXNet's FListInputNames: the first numInputs of what it
+// registers), or none; never asked when the operator wants far more inputs than the node has (a
+// corrupted num_args must not allocate).
 std::vector<std::string> registeredInputNames(const OpInfo& op, size_t haveInputs)
 {
     if (!op.def || !op.def->inputNames) return {};
     const int n = op.def->numInputs(*op.params);
     if (n < 0 || static_cast<size_t>(n) > haveInputs + kMaxImplicitInputs) return {};
-    return op.def->inputNames(*op.params);
+    std::vector<std::string> names = op.def->inputNames(*op.params);
+    if (names.size() > static_cast<size_t>(n)) names.resize(static_cast<size_t>(n));
+    return names;
 }
 
 // UpgradeJSON_FixParsing: `ctx_group` → `__ctx_group__`; an op's `<input>_lr_mult` moves to

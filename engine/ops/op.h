@@ -158,6 +158,7 @@ struct OpDef {
     /// Outputs visible to users of the node (BatchNorm has 3 outputs, 1 visible). Null: all.
     std::function<int(const OpParams&)> numVisibleOutputs;
     /// Registered slot names; null when MXNet registers none (then `input0`… / `0`… are used).
+    /// A list may be longer than the slots: the first numInputs (numOutputs) are their names.
     std::function<std::vector<std::string>(const OpParams&)> inputNames;
     std::function<std::vector<std::string>(const OpParams&)> outputNames;
     /// Output slot names that do not depend on the parameters, of which the first numOutputs are
@@ -199,8 +200,9 @@ struct OpDef {
     std::vector<std::string> inputSlotNames(const OpParams& p) const;
     std::vector<std::string> outputSlotNames(const OpParams& p) const;
     /// The same names without building them where they are fixed (what an op reporting to hooks on
-    /// every call reads); `scratch` holds them otherwise. `count`: numOutputs(p), which the caller
-    /// knows (asking it again costs as much as the rest).
+    /// every call reads); `scratch` holds them otherwise. `count`: numOutputs(p), or numInputs(p)
+    /// for the inputs, which the caller knows (asking again costs as much as the rest); a wrong
+    /// count gives that many names where they are fixed.
     std::span<const std::string> outputSlotNames(
         const OpParams& p, size_t count, std::vector<std::string>& scratch) const;
     std::span<const std::string> inputSlotNames(

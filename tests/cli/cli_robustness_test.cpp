@@ -133,6 +133,7 @@ TEST(CliLimits, ANetworkOfDepthwiseConvolutionsBeyondMemoryEndsWithTheBytes)
     const Result r = run("run " + symbol + " --input data=4096x16x64x64", kUlimit);
     EXPECT_FALSE(signalled(r)) << r.status << lastStderr();
     EXPECT_EQ(r.status, 4) << lastStderr();
+    EXPECT_NE(lastStderr().find("cannot allocate"), std::string::npos) << lastStderr();
     EXPECT_NE(lastStderr().find("bytes"), std::string::npos) << lastStderr();
 }
 

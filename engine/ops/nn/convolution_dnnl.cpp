@@ -191,13 +191,6 @@ public:
         build();
     }
 
-    // Forgets the layouts the executor chose (setNative, outputIn): it asks again after a change.
-    void clearNative()
-    {
-        m_nativeSrc = m_nativeDst = m_nativeResidual = false;
-        m_outputIn.reset();
-    }
-
     NativeLayout nativeInput(size_t index) const override
     {
         if (index == 0) return m_srcLayout;
@@ -363,6 +356,13 @@ public:
     const char* backend() const override { return "dnnl"; }
 
 private:
+    // Forgets the layouts the executor chose (setNative, outputIn): it asks again after a change.
+    void clearNative()
+    {
+        m_nativeSrc = m_nativeDst = m_nativeResidual = false;
+        m_outputIn.reset();
+    }
+
     int residualIndex() const { return m_post.residualIndex(m_params.noBias ? 2 : 3); }
 
     // A NaN-keeping clip or relu left to finish() runs as oneDNN's post-op inside the primitive

@@ -281,6 +281,10 @@ TEST(OpSlotNames, TheCountedFormBuildsOnlyNamesThatDependOnTheParameters)
     EXPECT_EQ(inputs("FullyConnected", { { "num_hidden", "2" } }), std::pair(Names { "data", "weight", "bias" }, false));
     EXPECT_EQ(inputs("FullyConnected", { { "num_hidden", "2" }, { "no_bias", "True" } }),
         std::pair(Names { "data", "weight" }, false));
+    EXPECT_EQ(inputs("Convolution", { { "kernel", "(3, 3)" }, { "num_filter", "4" }, { "no_bias", "True" } }),
+        std::pair(Names { "data", "weight" }, false));
+    EXPECT_EQ(inputs("softmax", { { "use_length", "True" } }), std::pair(Names { "data", "length" }, false));
+    EXPECT_EQ(inputs("softmax", {}), std::pair(Names { "data" }, false));
     EXPECT_EQ(inputs("LeakyReLU", { { "act_type", "prelu" } }), std::pair(Names { "data", "gamma" }, false));
     EXPECT_EQ(inputs("LeakyReLU", {}), std::pair(Names { "data" }, false));
     EXPECT_EQ(inputs("Activation", { { "act_type", "relu" } }), std::pair(Names { "input0" }, false));
