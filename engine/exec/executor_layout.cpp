@@ -15,9 +15,10 @@ void Executor::keepNativeLayouts()
     m_nativeElements.assign(m_values.size(), 0);
     m_layoutSteps.clear();
     m_layoutWatched.clear();
-    // A network with a kernel that favours it (a depthwise convolution) computes every
-    // convolution in oneDNN's channel-blocked layout, so that they agree with each other. In
-    // every mode, fused or not: the same primitives then give a watched node the same values.
+    // A network with a kernel that favours it (a depthwise convolution, a batch of images)
+    // computes every convolution in oneDNN's channel-blocked layout, so that they agree with each
+    // other. In every mode, fused or not: the same primitives then give a watched node the same
+    // values.
     bool blocked = false;
     for (const Step& s : m_steps)
         blocked = blocked || (!s.absorbed && s.kernel && s.kernel->favoursBlocked());

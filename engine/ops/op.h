@@ -117,7 +117,8 @@ public:
     /// Whether the network around it runs faster with every convolution in oneDNN's
     /// channel-blocked layout (nChw16c) than in the layouts each would choose alone: true for a
     /// depthwise convolution (MobileNet's), whose 1x1 neighbours in channels-last fall out of the
-    /// caches on its large, narrow tensors.
+    /// caches on its large, narrow tensors, and for a convolution of more than one image, whose
+    /// tensors outgrow the caches alike (ResNets from a batch of two).
     virtual bool favoursBlocked() const { return false; }
     /// From now on computes in the channel-blocked layout, where it can (`on`), or in its own
     /// choice again. Asked before the layouts are; a change clears setNative() as setPostOps does.

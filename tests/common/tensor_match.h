@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -34,6 +35,19 @@ inline ::testing::AssertionResult tensorsNear(
     const Tensor& actual, const Tensor& expected, float atol = 1e-5f, float rtol = 1e-4f)
 {
     return tensorsNear(actual.view(), expected.view(), atol, rtol);
+}
+
+/// The largest magnitude among a tensor's finite values (0 for none). Two results that add the
+/// same terms in another order differ by rounding relative to the terms, so by a few units in the
+/// last place of the tensor's largest values, which on a value near zero is far more than the
+/// value's own 1e-5: tests of such results scale their absolute tolerance by this.
+inline float largestMagnitude(const Tensor& t)
+{
+    const TensorView v = t.view();
+    float m = 0;
+    for (int64_t i = 0; i < v.size(); ++i)
+        if (std::isfinite(v[i])) m = std::max(m, std::fabs(v[i]));
+    return m;
 }
 
 } // namespace opscope::test

@@ -178,8 +178,9 @@ public:
 
     bool favoursBlocked() const override
     {
+        if (m_data.ndim() != 4) return false;
         const ConvGeometry g = ConvGeometry::from(m_params, m_data, m_output);
-        return m_data.ndim() == 4 && g.groups > 1 && g.groups == g.inChannels;
+        return (g.groups > 1 && g.groups == g.inChannels) || m_data[0] > 1;
     }
 
     void computeBlocked(bool on) override
