@@ -166,6 +166,7 @@ void HybridBlock::clearCache()
         return;
     }
     m_graph.reset();
+    m_blockHooks.reset();
     m_bindInput.clear();
     m_bindParam.clear();
     m_args.clear();
@@ -212,6 +213,7 @@ void HybridBlock::setFixedGraph(
         if (!graph->findNode(in) || !graph->node(*graph->findNode(in)).isVariable())
             throw UsageError("block '" + name() + "': input '" + in + "' is not a variable of the graph");
     m_graph = std::move(graph);
+    m_blockHooks.reset();
     m_bindInput = std::move(bindInput);
     m_bindParam = std::move(bindParam);
     m_fixedGraph = true;
@@ -227,7 +229,7 @@ std::vector<Value> HybridBlock::traceInto(const std::vector<Value>& inputs)
         Tracer* t;
         ~BlockGuard() { t->popBlock(); }
     };
-    tracer->pushBlock(name());
+    tracer->pushBlock(name(), m_hooks);
     BlockGuard guard { tracer };
     NameScope scope(this);
     return hybrid_forward(F(tracer), inputs);
@@ -269,6 +271,7 @@ void HybridBlock::buildGraph(size_t numInputs)
         }
     }
     m_graph = std::move(graph);
+    m_blockHooks = tracer.blockHooks();
     m_exec.reset();
     m_training.clear();
     m_args.clear();
@@ -323,6 +326,7 @@ void HybridBlock::initializeFor(const std::vector<Shape>& shapes)
     }
     // Infer on a graph of its own, leaving a cached graph (if any) untouched.
     auto savedGraph = m_graph;
+    auto savedHooks = m_blockHooks;
     auto savedInput = m_bindInput;
     auto savedParam = m_bindParam;
     const bool hadGraph = m_graph != nullptr;
@@ -335,10 +339,12 @@ void HybridBlock::initializeFor(const std::vector<Shape>& shapes)
     }
     if (hadGraph) {
         m_graph = savedGraph;
+        m_blockHooks = savedHooks;
         m_bindInput = savedInput;
         m_bindParam = savedParam;
     } else {
         m_graph.reset();
+        m_blockHooks.reset();
         m_bindInput.clear();
         m_bindParam.clear();
     }
@@ -379,6 +385,7 @@ std::vector<Value> HybridBlock::callCached(const std::vector<Value>& inputs)
         auto exec = std::make_unique<Executor>(m_graph, m_flags, m_kernelKind);
         if (!m_precisionRules.empty()) exec->setPrecision(resolvePrecision(*m_graph, m_precisionRules));
         m_exec = std::move(exec);
+        m_hookObserver.setBlockHooks(m_blockHooks);
         m_exec->attach(&m_hookObserver);
         m_exec->setProfile(m_profile);
     }
@@ -459,6 +466,7 @@ std::vector<Value> HybridBlock::callRecorded(const std::vector<Tensor>& args)
         b.exec->attach(&b.hooks);
         program->forward = std::make_shared<Graph>(withExtraHeads(g, b.gradient.saved));
         program->exec = std::make_unique<Executor>(program->forward);
+        program->hooks.setBlockHooks(m_blockHooks); // the forward's nodes keep their ids
         program->exec->attach(&program->hooks);
     }
     const auto hooks = ActiveHooks::current();

@@ -184,6 +184,7 @@ private:
     RunProfile* m_profile = nullptr;
     std::shared_ptr<HookList> m_hooks = std::make_shared<HookList>();
     std::shared_ptr<Graph> m_graph;
+    std::shared_ptr<const BlockHooks> m_blockHooks; // of m_graph's nodes, when traced
     std::unique_ptr<Executor> m_exec;
     HookObserver m_hookObserver;
     // For each graph variable, in graph order: the input index (>= 0) or the parameter.

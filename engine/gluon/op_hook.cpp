@@ -223,16 +223,32 @@ void reportEagerOutputs(const std::vector<OpHook>& hooks, const std::string& nod
 
 bool HookObserver::setHooks(const std::shared_ptr<const std::vector<OpHook>>& hooks)
 {
-    if (hooks == m_set) return false;
+    if (hooks == m_set && !m_blocksChanged) return false;
     const bool changed = setHooks(*hooks);
     m_set = hooks;
     return changed;
 }
 
+void HookObserver::setBlockHooks(std::shared_ptr<const BlockHooks> blocks)
+{
+    m_blocks = std::move(blocks);
+    m_blocksChanged = true;
+}
+
 bool HookObserver::setHooks(std::vector<OpHook> hooks)
 {
     m_set.reset();
-    bool same = hooks.size() == m_hooks.size();
+    std::vector<const HookList*> owner(hooks.size(), nullptr);
+    if (m_blocks)
+        for (const auto& chain : m_blocks->chains)
+            for (const auto& list : chain)
+                for (const OpHook& h : list->hooks())
+                    if (std::none_of(hooks.begin(), hooks.end(), [&](const OpHook& o) { return o.id == h.id; })) {
+                        hooks.push_back(h);
+                        owner.push_back(list.get());
+                    }
+    bool same = hooks.size() == m_hooks.size() && !m_blocksChanged;
+    m_blocksChanged = false;
     for (size_t i = 0; same && i < hooks.size(); ++i)
         same = hooks[i].id == m_hooks[i].id && hooks[i].monitor_all == m_hooks[i].monitor_all;
     if (same) { // the same hooks: each callback taken where it is, since the executor may hold it (tensorCalls)
@@ -240,8 +256,8 @@ bool HookObserver::setHooks(std::vector<OpHook> hooks)
             m_hooks[i].callback = std::move(hooks[i].callback);
     } else {
         m_hooks = std::move(hooks);
+        m_hookOwner = std::move(owner);
     }
-    m_anyMonitorAll = std::any_of(m_hooks.begin(), m_hooks.end(), [](const OpHook& h) { return h.monitor_all; });
     if (!same) { // the lists name hooks by position: none is called until wants() lists them again
         for (NodeCalls& c : m_calls)
             c = NodeCalls { c.op };
@@ -269,9 +285,23 @@ PhaseMask HookObserver::wants(const Graph& graph, uint32_t nodeId)
             m_outNames[nodeId].push_back(n.name + "_" + s);
     }
     listCalls(n, nodeId);
-    if (m_hooks.empty())
-        return PhaseMask::None;
-    return m_anyMonitorAll ? PhaseMask::Both : PhaseMask::After;
+    bool any = false, monitorAll = false;
+    for (size_t h = 0; h < m_hooks.size() && !monitorAll; ++h)
+        if (reportsTo(nodeId, h)) {
+            any = true;
+            monitorAll = m_hooks[h].monitor_all;
+        }
+    if (!any) return PhaseMask::None;
+    return monitorAll ? PhaseMask::Both : PhaseMask::After;
+}
+
+bool HookObserver::reportsTo(uint32_t nodeId, size_t hook) const
+{
+    const HookList* owner = m_hookOwner[hook];
+    if (!owner) return true; // given to setHooks(): every node's
+    if (!m_blocks || nodeId >= m_blocks->chainOf.size() || m_blocks->chainOf[nodeId] < 0) return false;
+    const auto& chain = m_blocks->chains[static_cast<size_t>(m_blocks->chainOf[nodeId])];
+    return std::any_of(chain.begin(), chain.end(), [&](const auto& list) { return list.get() == owner; });
 }
 
 void HookObserver::listCalls(const Node& node, uint32_t nodeId)
@@ -290,7 +320,7 @@ void HookObserver::listCalls(const Node& node, uint32_t nodeId)
         const auto& names = after ? m_outNames[nodeId] : m_inNames[nodeId];
         for (size_t k = 0; k < (after ? outputs : inputs); ++k)
             for (size_t h = 0; h < m_hooks.size(); ++h)
-                if (after || m_hooks[h].monitor_all)
+                if ((after || m_hooks[h].monitor_all) && reportsTo(nodeId, h))
                     m_callList.push_back({ names[k], calls.op, static_cast<uint32_t>(h), static_cast<uint32_t>(k) });
         calls.end[after] = static_cast<uint32_t>(m_callList.size());
         m_listedCalls += calls.end[after] - calls.begin[after];

@@ -103,6 +103,15 @@ private:
     static const std::shared_ptr<const std::vector<OpHook>>& currentSet();
 };
 
+/// Which blocks made each node of a traced graph, as their hook lists: a block hybridized as part
+/// of another's graph runs no forward of its own, so its hooks are called from that graph for the
+/// nodes it made, as they are when it runs eagerly.
+struct BlockHooks {
+    /// Each a chain of blocks entered while tracing, outermost first (those with a hook list).
+    std::vector<std::vector<std::shared_ptr<const HookList>>> chains;
+    std::vector<int32_t> chainOf; ///< by node id: index into chains, -1 (or beyond) for none
+};
+
 /// Reports one eager op to hooks: inputs (monitor_all hooks) before, outputs after, MXNet's names.
 void reportEagerInputs(const std::vector<OpHook>& hooks, const std::string& node, const std::string& op,
     std::span<const std::string> slots, std::span<const TensorView> inputs);
@@ -118,6 +127,10 @@ public:
     bool setHooks(std::vector<OpHook> hooks);
     /// The same with ActiveHooks::current()'s set: nothing to do when it is the one given last.
     bool setHooks(const std::shared_ptr<const std::vector<OpHook>>& hooks);
+    /// The hooks of the blocks that made each node (the traced graph's inner blocks): after the
+    /// hooks of setHooks(), which every node reports to, a node reports to those of its chain's
+    /// blocks, outermost first, each hook once. Taken into account from the next setHooks().
+    void setBlockHooks(std::shared_ptr<const BlockHooks> blocks);
     bool empty() const { return m_hooks.empty(); }
     PhaseMask wants(const Graph& graph, uint32_t nodeId) override;
     ObserverAction onOp(const OpEvent& event) override;
@@ -141,10 +154,15 @@ private:
     };
     void listCalls(const Node& node, uint32_t nodeId);
     void compactCalls();
+    bool reportsTo(uint32_t nodeId, size_t hook) const;
 
+    // The hooks given to setHooks(), then those of the blocks in m_blocks not among them; the
+    // latter's lists by position in m_hookOwner (null for the former).
     std::vector<OpHook> m_hooks;
+    std::vector<const HookList*> m_hookOwner;
+    std::shared_ptr<const BlockHooks> m_blocks;
+    bool m_blocksChanged = false;
     std::shared_ptr<const std::vector<OpHook>> m_set; // where m_hooks came from, if shared
-    bool m_anyMonitorAll = false;
     const Graph* m_namedGraph = nullptr;
     std::vector<std::vector<std::string>> m_inNames, m_outNames; // by node id
     // By node id, made by wants() and emptied when the hooks change (the executor asks wants()

@@ -29,6 +29,20 @@ Value Tracer::param(const ParamPtr& p)
     return Value(this, { id, 0, 0 });
 }
 
+void Tracer::pushBlock(const std::string& name, std::shared_ptr<const HookList> hooks)
+{
+    m_blocks.push_back(name);
+    m_hookStack.push_back(std::move(hooks));
+    m_newChain = true;
+}
+
+void Tracer::popBlock()
+{
+    m_blocks.pop_back();
+    m_hookStack.pop_back();
+    m_newChain = true;
+}
+
 std::vector<Value> Tracer::addOp(
     const std::string& op, const std::string& name, const AttrMap& attrs, const std::vector<Value>& inputs)
 {
@@ -44,6 +58,15 @@ std::vector<Value> Tracer::addOp(
     for (const std::string& b : m_blocks)
         path += (path.empty() ? "" : "/") + b;
     const uint32_t id = m_graph.addOp(op, name, attrs, std::move(entries), path);
+    if (m_newChain) {
+        std::vector<std::shared_ptr<const HookList>> chain;
+        for (const auto& list : m_hookStack)
+            if (list) chain.push_back(list);
+        m_blockHooks.chains.push_back(std::move(chain));
+        m_newChain = false;
+    }
+    m_blockHooks.chainOf.resize(id + 1, -1);
+    m_blockHooks.chainOf[id] = static_cast<int32_t>(m_blockHooks.chains.size() - 1);
     const Node& n = m_graph.node(id);
     const int visible = n.def->visibleOutputs(*n.params);
     std::vector<Value> out;

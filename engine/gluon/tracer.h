@@ -1,10 +1,12 @@
 #pragma once
 
+#include "gluon/op_hook.h"
 #include "gluon/parameter.h"
 #include "gluon/value.h"
 #include "graph/graph.h"
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,10 +22,14 @@ public:
     std::vector<Value> addOp(const std::string& op, const std::string& name, const AttrMap& attrs,
         const std::vector<Value>& inputs);
 
-    void pushBlock(const std::string& name) { m_blocks.push_back(name); }
-    void popBlock() { m_blocks.pop_back(); }
+    /// Enters a block: its name goes into the nodes' paths, its hooks (when given) into their
+    /// BlockHooks.
+    void pushBlock(const std::string& name, std::shared_ptr<const HookList> hooks = nullptr);
+    void popBlock();
 
     Graph& graph() { return m_graph; }
+    /// The hook lists of the blocks that made each node (HookObserver::setBlockHooks).
+    std::shared_ptr<const BlockHooks> blockHooks() const { return std::make_shared<const BlockHooks>(m_blockHooks); }
     /// Parameters used, by variable name.
     const std::map<std::string, ParamPtr>& params() const { return m_params; }
 
@@ -32,6 +38,9 @@ private:
     std::map<const Parameter*, uint32_t> m_paramVars;
     std::map<std::string, ParamPtr> m_params;
     std::vector<std::string> m_blocks;
+    std::vector<std::shared_ptr<const HookList>> m_hookStack; // by m_blocks, null for none
+    bool m_newChain = true; // m_hookStack moved since the last chain was recorded
+    BlockHooks m_blockHooks;
 };
 
 } // namespace opscope::gluon

@@ -4,6 +4,7 @@
 #include "common/exec_graphs.h"
 #include "common/tensor_match.h"
 #include "exec/executor.h"
+#include "gluon/autograd.h"
 #include "gluon/nn/basic_layers.h"
 #include "gluon/nn/conv_layers.h"
 #include "gluon/sequential.h"
@@ -423,39 +424,87 @@ TEST(OpHook, NonHybridSequentialPassesItToEveryHybridBlockBelow)
     }
 }
 
-// Eager, a block's hook sees only its own ops: an op of the outer block after the inner one has
-// returned reports to the outer block's hook alone, in every call (the set the op before took is
-// reused only while the same blocks are active). Hybridized, as in MXNet, the outer block's graph
-// reports to the outer block's hooks only.
-TEST(OpHook, EagerAnInnerBlocksHookSeesOnlyItsOwnOps)
+// A block's hook sees only its own ops, in every mode: eager, an op of the outer block after the
+// inner one has returned reports to the outer block's hook alone, in every call (the set the op
+// before took is reused only while the same blocks are active); hybridized, the inner block runs
+// no forward of its own inside the outer one's graph, and that graph reports each node to the
+// hooks of the blocks that made it (MXNet calls no inner block's hook there). Under
+// autograd::record too (the forward of the training program).
+TEST_P(OpHookNames, AnInnerBlocksHookSeesOnlyItsOwnOps)
 {
     resetNaming();
     auto outer = std::make_shared<HybridSequential>("outer_");
     std::shared_ptr<HybridSequential> inner;
+    std::shared_ptr<nn::Dense> last;
     {
         auto scope = outer->name_scope();
         inner = std::make_shared<HybridSequential>("inner_");
         {
             auto s2 = inner->name_scope();
             inner->add(std::make_shared<nn::Dense>(3));
+            inner->add(std::make_shared<nn::Activation>("relu"));
         }
         outer->add(inner);
-        outer->add(std::make_shared<nn::Dense>(2));
+        last = std::make_shared<nn::Dense>(2);
+        outer->add(last);
     }
     outer->initialize();
-    std::vector<std::string> outerSaw, innerSaw;
-    HookHandle a = outer->register_op_hook(
-        [&](std::string_view n, std::string_view, const TensorView&) { outerSaw.emplace_back(n); });
-    HookHandle b = inner->register_op_hook(
-        [&](std::string_view n, std::string_view, const TensorView&) { innerSaw.emplace_back(n); });
-    for (int call = 0; call < 3; ++call) {
+    applyMode(*outer, GetParam());
+    std::vector<std::string> outerSaw, innerSaw, innerAllSaw, lastSaw;
+    const auto into = [](std::vector<std::string>& v) {
+        return [&v](std::string_view n, std::string_view, const TensorView&) { v.emplace_back(n); };
+    };
+    HookHandle a = outer->register_op_hook(into(outerSaw));
+    HookHandle b = inner->register_op_hook(into(innerSaw));
+    const std::vector<std::string> innerOps { "outer_inner_dense0_fwd_output", "outer_inner_relu0_fwd_output" };
+    const auto call = [&](bool record) {
         outerSaw.clear();
         innerSaw.clear();
-        outer->call(Tensor::ones(Shape({ 2, 4 })));
-        EXPECT_EQ(outerSaw, (std::vector<std::string> { "outer_inner_dense0_fwd_output", "outer_dense0_fwd_output" }))
-            << "call " << call;
-        EXPECT_EQ(innerSaw, (std::vector<std::string> { "outer_inner_dense0_fwd_output" })) << "call " << call;
+        innerAllSaw.clear();
+        lastSaw.clear();
+        Tensor x = Tensor::ones(Shape({ 2, 4 }));
+        if (!record) return outer->call(x);
+        auto r = autograd::record();
+        return outer->call(x);
+    };
+    for (int round = 0; round < 3; ++round) {
+        const bool record = round == 2;
+        call(record);
+        EXPECT_EQ(outerSaw, (std::vector<std::string> { innerOps[0], innerOps[1], "outer_dense0_fwd_output" }))
+            << "round " << round;
+        EXPECT_EQ(innerSaw, innerOps) << "round " << round;
     }
+    // Hooks registered on inner blocks after the graph was made report from the next call, in the
+    // order eager takes them: the outer block's first, then each inner block's, outermost first.
+    std::vector<std::string> order;
+    HookHandle c = last->register_op_hook([&](std::string_view n, std::string_view, const TensorView&) {
+        lastSaw.emplace_back(n);
+        order.push_back("last");
+    });
+    HookHandle d = inner->register_op_hook(
+        [&](std::string_view n, std::string_view, const TensorView&) {
+            innerAllSaw.emplace_back(n);
+            order.push_back("inner");
+        },
+        true);
+    HookHandle e = outer->register_op_hook([&](std::string_view, std::string_view, const TensorView&) { order.push_back("outer"); });
+    call(false);
+    EXPECT_EQ(lastSaw, (std::vector<std::string> { "outer_dense0_fwd_output" }));
+    EXPECT_EQ(innerAllSaw,
+        (std::vector<std::string> { "outer_inner_dense0_fwd_data", "outer_inner_dense0_fwd_weight", "outer_inner_dense0_fwd_bias",
+            "outer_inner_dense0_fwd_output", "outer_inner_relu0_fwd_input0", "outer_inner_relu0_fwd_output" }));
+    EXPECT_EQ(innerSaw, innerOps);
+    EXPECT_EQ(order,
+        (std::vector<std::string> { "inner", "inner", "inner", "outer", "inner", "inner", "outer", "inner", "outer", "last" }));
+    // Removed, they stop from the next call; the outer block's hook goes on.
+    b.remove();
+    c.remove();
+    d.remove();
+    call(false);
+    EXPECT_TRUE(innerSaw.empty());
+    EXPECT_TRUE(lastSaw.empty());
+    EXPECT_TRUE(innerAllSaw.empty());
+    EXPECT_EQ(outerSaw.size(), 3u);
 }
 
 // The active hooks are taken once per op when eager and once per call when hybridized (shared
