@@ -92,7 +92,8 @@ TEST(CliLimits, ARunWhosePlanDoesNotFitIsRefusedBeforeItStarts)
     }
 }
 
-// A network with depthwise convolutions computes every convolution in nChw16c; each convolution
+// A network with depthwise convolutions (or of a batch of images) computes every convolution in
+// nChw16c; each convolution
 // converts the tensors it reads or writes plain into a buffer of its own. Those buffers are
 // allocated when it first runs, not when the network's kernels are all made before the first run:
 // made then, gigabytes of them (most dropped again once the executor keeps the tensors native)

@@ -62,9 +62,10 @@ struct Net {
 
 // A residual stage as ResNet has them:
 // conv1 -> relu1 -> conv2 -> add(conv2, relu1) -> relu2 -> conv3 (1x1, stride 2, 32) -> conv4 -> conv5 (head)
-Net residualNet()
+Net residualNet(int64_t batch = 2)
 {
     Net n;
+    n.shapes[0] = Shape({ batch, 16, 14, 14 });
     const uint32_t r1 = n.op("relu", "relu1", { n.conv("conv1", n.data, 16, 3, 1, 16) });
     const uint32_t add = n.op("elemwise_add", "add", { n.conv("conv2", r1, 16, 3, 1, 16), r1 });
     const uint32_t r2 = n.op("relu", "relu2", { add });
@@ -79,8 +80,9 @@ Net residualNet()
 uint32_t outputOf(const Graph& g, const std::string& node) { return g.entryId(idOf(g, node), 0); }
 
 // Within 1e-5 of each value, or 1e-6 of the tensor's largest ones. A residual added inside a
-// convolution (oneDNN's sum post-op) is, in the channel-blocked kernel, added to the first block of
-// input channels' products rather than after the last: the same sums in another order, whose
+// convolution (oneDNN's sum post-op) is, in the channel-blocked kernel, added to the products
+// (those of the first block of input channels, when there are several) before the bias, where the
+// unfused add comes after the bias and every product: the same sums in another order, whose
 // rounding on a value near zero is more than the value's own 1e-5.
 ::testing::AssertionResult sameSums(const Tensor& got, const Tensor& expected)
 {
@@ -90,9 +92,9 @@ uint32_t outputOf(const Graph& g, const std::string& node) { return g.entryId(id
 bool onednn(const Executor& e, const std::string& conv) { return e.kernelBackends()[idOf(e.graph(), conv)] == "dnnl"; }
 }
 
-TEST(NativeLayout, ConvolutionsHandTheirBlockedLayoutOnWithTheSameValues)
+namespace {
+void handsTheLayoutOn(const Net& n, bool blocked)
 {
-    const Net n = residualNet();
     const Graph& g = *n.g;
     const auto in = n.inputs();
     Executor plain(n.g, staticFlags(false));
@@ -102,9 +104,11 @@ TEST(NativeLayout, ConvolutionsHandTheirBlockedLayoutOnWithTheSameValues)
     if (!onednn(fused, "conv1")) GTEST_SKIP() << "oneDNN runs no convolution on this machine";
     EXPECT_TRUE(sameSums(got, expected));
     // relu1 (conv1's fused output) is read by conv2 and, as its residual, by conv2's fused add;
-    // relu2 by conv3; conv3 by conv4; conv4 by conv5.
+    // relu2 by conv3; conv3 by conv4; conv4 by conv5. All in nChw16c; each in the layout oneDNN
+    // picks, a tensor stays native where writer and readers agree on one (relu1 and conv4 here).
     for (const char* node : { "relu1", "relu2", "conv3", "conv4" })
-        EXPECT_TRUE(fused.nativeLayout(outputOf(g, node))) << node;
+        if (blocked || node == std::string("relu1") || node == std::string("conv4"))
+            EXPECT_TRUE(fused.nativeLayout(outputOf(g, node))) << node;
     EXPECT_FALSE(fused.nativeLayout(outputOf(g, "conv5"))) << "a graph output is the caller's: plain";
     EXPECT_FALSE(fused.nativeLayout(outputOf(g, "data")));
     for (const char* node : { "relu1", "conv4" })
@@ -115,6 +119,16 @@ TEST(NativeLayout, ConvolutionsHandTheirBlockedLayoutOnWithTheSameValues)
     const uint64_t plans = fused.planGeneration();
     EXPECT_TRUE(sameSums(fused.run(changed).outputs.at(0), plain.run(changed).outputs.at(0)));
     EXPECT_EQ(fused.planGeneration(), plans);
+}
+}
+
+// One image (each convolution in the layout oneDNN picks for it) and two (nChw16c throughout).
+TEST(NativeLayout, ConvolutionsHandTheirBlockedLayoutOnWithTheSameValues)
+{
+    for (const int64_t batch : { 1, 2 }) {
+        SCOPED_TRACE("batch " + std::to_string(batch));
+        handsTheLayoutOn(residualNet(batch), batch > 1);
+    }
 }
 
 TEST(NativeLayout, AWatchedNodeSeesPlainValuesFromTheNextRun)
@@ -265,8 +279,8 @@ TEST(NativeLayout, WeightsAreReorderedAgainOnlyWhenWritten)
 
 // A grouped convolution (oneDNN 2.6 computes it in nChw16c on AVX-512) -> a 3x3 convolution and
 // a 1x1 one (nhwc). The grouped one converts its output straight into the next convolution's
-// layout (Kernel::outputIn) instead of into plain and out of it again. (No depthwise convolution:
-// with one, every convolution computes in nChw16c, Kernel::favoursBlocked.)
+// layout (Kernel::outputIn) instead of into plain and out of it again. (One image and no depthwise
+// convolution: with either, every convolution computes in nChw16c, Kernel::favoursBlocked.)
 TEST(NativeLayout, AConvolutionWritesItsReadersLayoutWhenItComputesInAnother)
 {
     const AttrMap groupedAttrs { { "kernel", "(3, 3)" }, { "pad", "(1, 1)" }, { "num_filter", "32" }, { "num_group", "2" } };
@@ -323,7 +337,9 @@ TEST(NativeLayout, AConvolutionWritesItsReadersLayoutWhenItComputesInAnother)
 TEST(NativeLayout, AnImagesConvolutionWatchedOrNotGivesTheSameValues)
 {
     Net n;
-    n.shapes[0] = Shape({ 2, 3, 128, 128 }); // the pooling large enough for oneDNN (dnnlPays)
+    // One image (a batch computes in nChw16c throughout, the stem too); the pooling large enough
+    // for oneDNN (dnnlPays).
+    n.shapes[0] = Shape({ 1, 3, 128, 128 });
     const uint32_t stem = n.conv("stem", n.data, 32, 7, 2, 3);
     const uint32_t pool = n.op("Pooling", "pool", { stem },
         { { "kernel", "(3, 3)" }, { "stride", "(2, 2)" }, { "pad", "(1, 1)" }, { "pool_type", "max" } });

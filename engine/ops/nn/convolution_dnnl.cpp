@@ -230,7 +230,10 @@ public:
         const memory::desc biasPlain = dnnlutil::plainDesc(Shape { g.outChannels });
 
         // Fused element-wise work runs on each output value before it is stored: a sum adds what
-        // the destination holds (the residual, put there first), exactly what the nodes compute.
+        // the destination holds (the residual, put there first). The nodes' arithmetic, though
+        // not always their order: the channel-blocked direct kernel adds the residual to the
+        // products before the bias (to the first block of input channels' products when there
+        // are several), the unfused add comes after both.
         const dnnl::primitive_attr& attr = m_post.attr();
         // Padding on the right as on the left: oneDNN's output-size check floors as MXNet does.
         const auto kind = dnnl::prop_kind::forward_inference;
