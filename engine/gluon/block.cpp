@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <regex>
+#include <string_view>
+#include <unordered_map>
 
 namespace opscope::gluon {
 
@@ -250,7 +252,7 @@ void HybridBlock::buildGraph(size_t numInputs)
     }
     Graph& g = tracer.graph();
     g.setHeads(heads);
-    g.finalize();
+    const std::vector<uint32_t> newId = g.finalize();
     auto graph = std::make_shared<Graph>(std::move(g));
     m_bindInput.assign(graph->variables().size(), -1);
     m_bindParam.assign(graph->variables().size(), nullptr);
@@ -271,7 +273,7 @@ void HybridBlock::buildGraph(size_t numInputs)
         }
     }
     m_graph = std::move(graph);
-    m_blockHooks = tracer.blockHooks();
+    m_blockHooks = tracer.blockHooks(newId);
     m_exec.reset();
     m_training.clear();
     m_args.clear();
@@ -365,6 +367,29 @@ namespace {
     void bindArg(Tensor& arg, const Tensor& t)
     {
         if (!arg.sameAs(t)) arg = t;
+    }
+
+    // The blocks' hooks for a backward graph: `<node>_backward` reports to those of the blocks
+    // that made `<node>`, as the backward of an op recorded eagerly reports to the hooks active at
+    // its forward. Sums of gradients were made by no block.
+    std::shared_ptr<const BlockHooks> backwardBlockHooks(
+        const Graph& backward, const Graph& forward, const std::shared_ptr<const BlockHooks>& hooks)
+    {
+        if (!hooks) return nullptr;
+        std::unordered_map<std::string_view, uint32_t> byName;
+        for (uint32_t i = 0; i < forward.size(); ++i)
+            if (!forward.node(i).isVariable()) byName.emplace(forward.node(i).name, i);
+        auto out = std::make_shared<BlockHooks>();
+        out->chains = hooks->chains;
+        out->chainOf.assign(backward.size(), -1);
+        constexpr std::string_view kSuffix = "_backward";
+        for (uint32_t i = 0; i < backward.size(); ++i) {
+            const Node& n = backward.node(i);
+            if (n.isVariable() || !isGradientNode(n) || !n.name.ends_with(kSuffix)) continue;
+            const auto it = byName.find(std::string_view(n.name).substr(0, n.name.size() - kSuffix.size()));
+            if (it != byName.end() && it->second < hooks->chainOf.size()) out->chainOf[i] = hooks->chainOf[it->second];
+        }
+        return out;
     }
 }
 
@@ -463,6 +488,7 @@ std::vector<Value> HybridBlock::callRecorded(const std::vector<Tensor>& args)
         ExecFlags backwardFlags;
         backwardFlags.static_alloc = m_flags.static_alloc;
         b.exec = std::make_unique<Executor>(b.graph, backwardFlags);
+        b.hooks.setBlockHooks(backwardBlockHooks(*b.graph, g, m_blockHooks));
         b.exec->attach(&b.hooks);
         program->forward = std::make_shared<Graph>(withExtraHeads(g, b.gradient.saved));
         program->exec = std::make_unique<Executor>(program->forward);

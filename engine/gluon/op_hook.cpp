@@ -239,14 +239,18 @@ bool HookObserver::setHooks(std::vector<OpHook> hooks)
 {
     m_set.reset();
     std::vector<const HookList*> owner(hooks.size(), nullptr);
-    if (m_blocks)
+    if (m_blocks) {
+        std::vector<const HookList*> lists; // each once: a list is in every chain below its block
         for (const auto& chain : m_blocks->chains)
             for (const auto& list : chain)
-                for (const OpHook& h : list->hooks())
-                    if (std::none_of(hooks.begin(), hooks.end(), [&](const OpHook& o) { return o.id == h.id; })) {
-                        hooks.push_back(h);
-                        owner.push_back(list.get());
-                    }
+                if (std::find(lists.begin(), lists.end(), list.get()) == lists.end()) lists.push_back(list.get());
+        for (const HookList* list : lists)
+            for (const OpHook& h : list->hooks())
+                if (std::none_of(hooks.begin(), hooks.end(), [&](const OpHook& o) { return o.id == h.id; })) {
+                    hooks.push_back(h);
+                    owner.push_back(list);
+                }
+    }
     bool same = hooks.size() == m_hooks.size() && !m_blocksChanged;
     m_blocksChanged = false;
     for (size_t i = 0; same && i < hooks.size(); ++i)
@@ -285,23 +289,22 @@ PhaseMask HookObserver::wants(const Graph& graph, uint32_t nodeId)
             m_outNames[nodeId].push_back(n.name + "_" + s);
     }
     listCalls(n, nodeId);
-    bool any = false, monitorAll = false;
-    for (size_t h = 0; h < m_hooks.size() && !monitorAll; ++h)
-        if (reportsTo(nodeId, h)) {
-            any = true;
-            monitorAll = m_hooks[h].monitor_all;
-        }
-    if (!any) return PhaseMask::None;
+    if (m_nodeHooks.empty()) return PhaseMask::None;
+    const bool monitorAll = std::any_of(m_nodeHooks.begin(), m_nodeHooks.end(), [&](uint32_t h) { return m_hooks[h].monitor_all; });
     return monitorAll ? PhaseMask::Both : PhaseMask::After;
 }
 
-bool HookObserver::reportsTo(uint32_t nodeId, size_t hook) const
+void HookObserver::hooksOf(uint32_t nodeId)
 {
-    const HookList* owner = m_hookOwner[hook];
-    if (!owner) return true; // given to setHooks(): every node's
-    if (!m_blocks || nodeId >= m_blocks->chainOf.size() || m_blocks->chainOf[nodeId] < 0) return false;
-    const auto& chain = m_blocks->chains[static_cast<size_t>(m_blocks->chainOf[nodeId])];
-    return std::any_of(chain.begin(), chain.end(), [&](const auto& list) { return list.get() == owner; });
+    m_nodeHooks.clear();
+    for (uint32_t h = 0; h < m_hooks.size(); ++h)
+        if (!m_hookOwner[h]) m_nodeHooks.push_back(h); // given to setHooks(): every node's
+    if (!m_blocks || nodeId >= m_blocks->chainOf.size() || m_blocks->chainOf[nodeId] < 0) return;
+    // Then those of the blocks that made the node, outermost first, as eager takes them.
+    for (const auto& list : m_blocks->chains[static_cast<size_t>(m_blocks->chainOf[nodeId])])
+        for (uint32_t h = 0; h < m_hooks.size(); ++h)
+            if (m_hookOwner[h] == list.get() && std::find(m_nodeHooks.begin(), m_nodeHooks.end(), h) == m_nodeHooks.end())
+                m_nodeHooks.push_back(h);
 }
 
 void HookObserver::listCalls(const Node& node, uint32_t nodeId)
@@ -313,15 +316,16 @@ void HookObserver::listCalls(const Node& node, uint32_t nodeId)
     // Inputs to monitor_all hooks before the op, outputs to every hook after it; each tensor to
     // the hooks in the order they were registered. Appended: a node listed again leaves its old
     // calls behind until compactCalls().
+    hooksOf(nodeId);
     const size_t inputs = std::min(node.inputs.size(), m_inNames[nodeId].size());
     const size_t outputs = std::min(static_cast<size_t>(std::max(node.numOutputs, 0)), m_outNames[nodeId].size());
     for (int after = 0; after < 2; ++after) {
         calls.begin[after] = static_cast<uint32_t>(m_callList.size());
         const auto& names = after ? m_outNames[nodeId] : m_inNames[nodeId];
         for (size_t k = 0; k < (after ? outputs : inputs); ++k)
-            for (size_t h = 0; h < m_hooks.size(); ++h)
-                if ((after || m_hooks[h].monitor_all) && reportsTo(nodeId, h))
-                    m_callList.push_back({ names[k], calls.op, static_cast<uint32_t>(h), static_cast<uint32_t>(k) });
+            for (const uint32_t h : m_nodeHooks)
+                if (after || m_hooks[h].monitor_all)
+                    m_callList.push_back({ names[k], calls.op, h, static_cast<uint32_t>(k) });
         calls.end[after] = static_cast<uint32_t>(m_callList.size());
         m_listedCalls += calls.end[after] - calls.begin[after];
     }

@@ -154,7 +154,8 @@ private:
     };
     void listCalls(const Node& node, uint32_t nodeId);
     void compactCalls();
-    bool reportsTo(uint32_t nodeId, size_t hook) const;
+    // The positions in m_hooks of the hooks node `nodeId` reports to, in order, into m_nodeHooks.
+    void hooksOf(uint32_t nodeId);
 
     // The hooks given to setHooks(), then those of the blocks in m_blocks not among them; the
     // latter's lists by position in m_hookOwner (null for the former).
@@ -162,6 +163,7 @@ private:
     std::vector<const HookList*> m_hookOwner;
     std::shared_ptr<const BlockHooks> m_blocks;
     bool m_blocksChanged = false;
+    std::vector<uint32_t> m_nodeHooks; // hooksOf()'s answer
     std::shared_ptr<const std::vector<OpHook>> m_set; // where m_hooks came from, if shared
     const Graph* m_namedGraph = nullptr;
     std::vector<std::vector<std::string>> m_inNames, m_outNames; // by node id

@@ -2,6 +2,8 @@
 
 #include "core/error.h"
 
+#include <cstdint>
+
 namespace opscope::gluon {
 
 const Tensor& Value::tensor() const
@@ -41,6 +43,19 @@ void Tracer::popBlock()
     m_blocks.pop_back();
     m_hookStack.pop_back();
     m_newChain = true;
+}
+
+std::shared_ptr<const BlockHooks> Tracer::blockHooks(const std::vector<uint32_t>& newId) const
+{
+    auto out = std::make_shared<BlockHooks>();
+    out->chains = m_blockHooks.chains;
+    for (size_t old = 0; old < m_blockHooks.chainOf.size() && old < newId.size(); ++old) {
+        const uint32_t id = newId[old];
+        if (id == UINT32_MAX) continue; // dropped: no head depends on it
+        if (out->chainOf.size() <= id) out->chainOf.resize(id + 1, -1);
+        out->chainOf[id] = m_blockHooks.chainOf[old];
+    }
+    return out;
 }
 
 std::vector<Value> Tracer::addOp(

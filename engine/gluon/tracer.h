@@ -28,8 +28,9 @@ public:
     void popBlock();
 
     Graph& graph() { return m_graph; }
-    /// The hook lists of the blocks that made each node (HookObserver::setBlockHooks).
-    std::shared_ptr<const BlockHooks> blockHooks() const { return std::make_shared<const BlockHooks>(m_blockHooks); }
+    /// The hook lists of the blocks that made each node (HookObserver::setBlockHooks), by the
+    /// ids the graph's finalize() gave them (`newId`, what it returned).
+    std::shared_ptr<const BlockHooks> blockHooks(const std::vector<uint32_t>& newId) const;
     /// Parameters used, by variable name.
     const std::map<std::string, ParamPtr>& params() const { return m_params; }
 

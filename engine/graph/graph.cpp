@@ -98,7 +98,7 @@ Graph Graph::fromNodes(std::vector<Node> nodes, std::vector<NodeEntry> heads)
     return g;
 }
 
-void Graph::finalize()
+std::vector<uint32_t> Graph::finalize()
 {
     const uint32_t n = static_cast<uint32_t>(m_nodes.size());
     if (m_heads.empty())
@@ -196,6 +196,7 @@ void Graph::finalize()
                 m_auxiliary[m_nodes[i].inputs[static_cast<size_t>(a)].node] = true;
     }
     m_finalized = true;
+    return newId;
 }
 
 bool Graph::isAuxiliary(uint32_t nodeId) const

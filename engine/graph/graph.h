@@ -54,7 +54,8 @@ public:
     void pinVariable(uint32_t id) { m_pinned.push_back(id); }
     /// Checks inputs (dangling ids, output indexes, input counts), detects cycles and sorts nodes
     /// into MXNet's order; nodes not reachable from the heads are dropped. Throws GraphError.
-    void finalize();
+    /// Returns each node's new id by its id before (UINT32_MAX for a dropped one).
+    std::vector<uint32_t> finalize();
 
     /// Builds a graph from a node list whose inputs refer to list positions (as in a JSON file).
     /// Resolves operators (GraphError naming the node for an unknown one) and finalizes.

@@ -507,6 +507,98 @@ TEST_P(OpHookNames, AnInnerBlocksHookSeesOnlyItsOwnOps)
     EXPECT_EQ(outerSaw.size(), 3u);
 }
 
+namespace {
+// Two inputs, two inner blocks, joined in the other order: the graph's order (MXNet's, from the
+// heads) is not the order the blocks were traced in, and the second input's variable moves.
+struct Branches : HybridBlock {
+    Branches()
+        : HybridBlock("branches", std::nullopt)
+    {
+        auto scope = name_scope();
+        a = std::make_shared<HybridSequential>("a_");
+        {
+            auto s = a->name_scope();
+            a->add(std::make_shared<nn::Dense>(3));
+        }
+        b = std::make_shared<HybridSequential>("b_");
+        {
+            auto s = b->name_scope();
+            b->add(std::make_shared<nn::Dense>(3));
+            b->add(std::make_shared<nn::Activation>("relu"));
+        }
+        register_child(a);
+        register_child(b);
+    }
+    std::vector<Value> hybrid_forward(const F& F, const std::vector<Value>& x) override
+    {
+        const Value ya = (*a)(x[0]);
+        const Value yb = (*b)(x[1]);
+        return { F.elemwise_add(yb, ya) };
+    }
+    std::shared_ptr<HybridSequential> a, b;
+};
+
+struct BranchesSaw {
+    std::vector<std::string> outer, a, b;
+};
+
+// What each block's hook sees in one call of a fresh model, and in its backward under record.
+BranchesSaw branchesSee(Mode mode, bool train)
+{
+    resetNaming();
+    auto net = std::make_shared<Branches>();
+    net->initialize();
+    applyMode(*net, mode);
+    BranchesSaw saw;
+    const auto into = [](std::vector<std::string>& v) {
+        return [&v](std::string_view n, std::string_view, const TensorView&) { v.emplace_back(n); };
+    };
+    HookHandle ho = net->register_op_hook(into(saw.outer));
+    HookHandle ha = net->a->register_op_hook(into(saw.a));
+    HookHandle hb = net->b->register_op_hook(into(saw.b));
+    const std::vector<Tensor> in { Tensor::ones(Shape({ 2, 4 })), Tensor::ones(Shape({ 2, 5 })) };
+    if (!train) {
+        net->call(in);
+        return saw;
+    }
+    net->call(in); // parameters ready
+    saw = {};
+    Tensor out;
+    {
+        auto r = autograd::record();
+        out = net->call(in).at(0);
+    }
+    saw = {};
+    autograd::backward(out);
+    return saw;
+}
+}
+
+// The nodes' ids change when the traced graph is put in MXNet's order; each inner block's hook
+// still sees only its own ops, in every mode, forward and backward, as eagerly.
+TEST_P(OpHookNames, InnerBlocksHooksFollowTheirNodesIntoTheGraphsOrder)
+{
+    for (const bool train : { false, true }) {
+        SCOPED_TRACE(train ? "backward" : "forward");
+        const BranchesSaw eager = branchesSee(Mode::Eager, train);
+        const BranchesSaw got = branchesSee(GetParam(), train);
+        ASSERT_FALSE(eager.a.empty());
+        ASSERT_FALSE(eager.b.empty());
+        for (const std::string& n : eager.a)
+            EXPECT_NE(n.find("_a_"), std::string::npos) << n;
+        for (const std::string& n : eager.b)
+            EXPECT_NE(n.find("_b_"), std::string::npos) << n;
+        EXPECT_EQ(got.a, eager.a);
+        EXPECT_EQ(got.b, eager.b);
+        // The outer block's hook sees every op; hybridized in the graph's order (b's branch first).
+        auto sorted = [](std::vector<std::string> v) {
+            std::sort(v.begin(), v.end());
+            return v;
+        };
+        EXPECT_EQ(sorted(got.outer), sorted(eager.outer));
+    }
+}
+
 // The active hooks are taken once per op when eager and once per call when hybridized (shared
 // between ops until a hook is added or removed or another block's scope opens): a hook that adds
 // another sees it from the next op eager, from the next call hybridized; a removed one stops alike.
