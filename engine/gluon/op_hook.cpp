@@ -314,8 +314,8 @@ void HookObserver::listCalls(const Node& node, uint32_t nodeId)
     for (int after = 0; after < 2; ++after)
         m_listedCalls -= calls.end[after] - calls.begin[after];
     // Inputs to monitor_all hooks before the op, outputs to every hook after it; each tensor to
-    // the hooks in the order they were registered. Appended: a node listed again leaves its old
-    // calls behind until compactCalls().
+    // the node's hooks in hooksOf()'s order (each block's in the order they were registered).
+    // Appended: a node listed again leaves its old calls behind until compactCalls().
     hooksOf(nodeId);
     const size_t inputs = std::min(node.inputs.size(), m_inNames[nodeId].size());
     const size_t outputs = std::min(static_cast<size_t>(std::max(node.numOutputs, 0)), m_outNames[nodeId].size());
