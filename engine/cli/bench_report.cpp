@@ -103,6 +103,8 @@ BenchFigures summarize(const Executor& executor, const RunProfile& first, const 
         o.observerMs = median(observer);
         o.share = f.profiledMedianMs > 0 ? o.selfMs / f.profiledMedianMs : 0;
         o.flops = opFlops(g, id, executor.entryShapes());
+        for (uint32_t f : fusedWith) // a depthwise convolution computed in the same primitive
+            if (const int64_t more = opFlops(g, f, executor.entryShapes()); more > 0 && o.flops >= 0) o.flops += more;
         o.gflops = o.flops >= 0 && o.selfMs > 0 ? static_cast<double>(o.flops) / (o.selfMs * 1e6) : 0;
         o.prepareMs = ms(executor.prepareNs(id));
         o.firstCallMs = firstCall.count(id) ? firstCall[id] : 0;

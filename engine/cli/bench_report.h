@@ -22,7 +22,7 @@ struct OpFigures {
     double selfMs = 0; ///< median over the measured passes of the kernel's time
     double minMs = 0, maxMs = 0;
     double share = 0; ///< selfMs over the median pass
-    int64_t flops = -1; ///< per pass (exec/op_flops.h); -1: not defined for the op
+    int64_t flops = -1; ///< per pass (exec/op_flops.h), with a depthwise convolution fused into it; -1: not defined for the op
     double gflops = 0; ///< flops at selfMs (0 when flops is not defined)
     double observerMs = 0; ///< median time in hooks, breakpoints and watchpoints around it
     double prepareMs = 0; ///< making its kernel when the executor planned (oneDNN primitive creation)

@@ -37,6 +37,10 @@ void Executor::fuseCandidate(FusionCandidate& c)
 {
     Step& producer = m_steps[c.producer];
     c.unwatched = unwatchedPrefix(c);
+    if (producer.absorbed) { // a depthwise convolution fused into the 1x1 before it, with its post-ops
+        c.fusedCount = 0;
+        return;
+    }
     // The longest unwatched start of the chain the kernel takes (a watched node ends it: its
     // input and output must exist).
     size_t n = c.unwatched;
@@ -82,7 +86,12 @@ void Executor::fuse()
         const Node& n = g.node(m_steps[i].node);
         m_trainingMatters = m_trainingMatters || fusion::isNormalization(n, false) != fusion::isNormalization(n, true);
     }
-    for (const fusion::Chain& chain : fusion::chains(g, m_shapes, m_types, m_planTraining)) {
+    // A node whose kernel can be another kernel's post-op as a whole (a depthwise convolution).
+    const auto asPostOp = [&](uint32_t node) -> std::optional<PostOp> {
+        const int64_t s = stepOf[node];
+        return s >= 0 && m_steps[static_cast<size_t>(s)].kernel ? m_steps[static_cast<size_t>(s)].kernel->asPostOp() : std::nullopt;
+    };
+    for (const fusion::Chain& chain : fusion::chains(g, m_shapes, m_types, m_planTraining, asPostOp)) {
         FusionCandidate cand;
         cand.producer = static_cast<uint32_t>(stepOf[chain.producer]);
         cand.ops = chain.ops;
@@ -102,7 +111,8 @@ void Executor::fuse()
                 cand.extra.push_back(&scale);
                 cand.extra.push_back(&shift);
             } else {
-                for (int b = 0; b < chain.ops[k].extraInputs(); ++b) // a clip's bounds, a GELU's scalars
+                // a clip's bounds, a GELU's scalars, a depthwise convolution's weights and bias
+                for (int b = 0; b < chain.ops[k].extraInputs(); ++b)
                     cand.extra.push_back(&m_values[chain.bounds[bound++]]);
             }
         }

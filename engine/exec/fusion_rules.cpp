@@ -245,7 +245,8 @@ std::vector<uint32_t> Chain::nodes() const
     return out;
 }
 
-std::vector<Chain> chains(const Graph& g, std::span<const Shape> shapes, std::span<const DType> types, bool training)
+std::vector<Chain> chains(const Graph& g, std::span<const Shape> shapes, std::span<const DType> types, bool training,
+    const NodePostOp& asPostOp)
 {
     const Uses u(g, shapes, types);
     std::vector<Chain> out;
@@ -254,7 +255,7 @@ std::vector<Chain> chains(const Graph& g, std::span<const Shape> shapes, std::sp
         if (!takesPostOps(conv) || conv.numOutputs != 1 || types[g.entryId(c, 0)] != DType::Float32) continue;
         Chain chain;
         chain.producer = c;
-        const Shape shape = shapes[g.entryId(c, 0)];
+        Shape shape = shapes[g.entryId(c, 0)];
         const bool product = isMatrixProduct(conv);
         if (product && (shape.ndim() < 1 || shape.isScalar())) continue;
         // A vector along the output's last axis (a linear layer's bias): (N), (1, N), (1, 1, N)…
@@ -266,8 +267,12 @@ std::vector<Chain> chains(const Graph& g, std::span<const Shape> shapes, std::sp
             return s[s.ndim() - 1] == shape[shape.ndim() - 1];
         };
         uint32_t cur = g.entryId(c, 0);
-        bool sum = false;
+        bool sum = false, depthwise = false;
         for (;;) {
+            // The kernel applies a NaN-keeping op after storing: nothing after it but a depthwise
+            // convolution (the next node, when asPostOp names it).
+            const bool nanKept = !chain.ops.empty() && chain.ops.back().keepNaN;
+            if (nanKept && (product || !asPostOp)) break;
             if (product) {
                 if (const auto gelu = geluGroup(u, cur, c)) {
                     chain.ops.push_back(PostOp { PostOp::Kind::GeluParts });
@@ -284,9 +289,29 @@ std::vector<Chain> chains(const Graph& g, std::span<const Shape> shapes, std::sp
             const auto id = static_cast<uint32_t>(r);
             const Node& n = g.node(id);
             const uint32_t out0 = g.entryId(id, 0);
-            if (!u.floatOf(out0, shape)) break;
             const bool dataFirst = !n.inputs.empty() && g.entryId(n.inputs[0]) == cur;
+            // A depthwise convolution of the value, its weights and bias ready: once, and not after
+            // a residual (oneDNN fuses it into a 1x1 convolution only).
+            if (const std::optional<PostOp> dw = asPostOp && !depthwise && !sum && !product && dataFirst && n.inputs.size() == 3
+                    ? asPostOp(id) : std::nullopt;
+                dw && dw->kind == PostOp::Kind::Depthwise && types[out0] == DType::Float32) {
+                const uint32_t w = g.entryId(n.inputs[1]), b = g.entryId(n.inputs[2]);
+                if (!u.readyBefore(w, c) || !u.readyBefore(b, c)) break;
+                chain.ops.push_back(*dw);
+                chain.bounds.push_back(w);
+                chain.bounds.push_back(b);
+                chain.consumers.push_back(id);
+                chain.parts.emplace_back();
+                chain.residuals.push_back(-1);
+                depthwise = true;
+                shape = shapes[out0];
+                cur = out0;
+                continue;
+            }
+            if (nanKept) break;
+            if (!u.floatOf(out0, shape)) break;
             int64_t residual = -1;
+            if (depthwise && (isAdd(n) || isNormalization(n, training))) break; // element-wise ops only after it
             if (isAdd(n)) {
                 // An add of the chain's value and a residual ready before the convolution runs.
                 const uint32_t a = g.entryId(n.inputs[0]), b = g.entryId(n.inputs[1]);
@@ -336,7 +361,6 @@ std::vector<Chain> chains(const Graph& g, std::span<const Shape> shapes, std::sp
             chain.parts.emplace_back();
             chain.residuals.push_back(residual);
             cur = out0;
-            if (chain.ops.back().keepNaN) break; // the kernel applies it after storing: nothing after it
         }
         if (!chain.consumers.empty()) out.push_back(std::move(chain));
     }
@@ -375,6 +399,9 @@ std::string describe(const Graph& g, const Chain& chain)
             break;
         case PostOp::Kind::Clip:
             out += "clip";
+            break;
+        case PostOp::Kind::Depthwise:
+            out += "depthwise convolution (3x3, stride " + std::to_string(chain.ops[k].stride) + ")";
             break;
         }
     }

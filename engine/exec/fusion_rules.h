@@ -6,6 +6,7 @@
 #include "graph/graph.h"
 #include "ops/op.h"
 
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -45,8 +46,9 @@ struct Chain {
     std::vector<uint32_t> consumers; ///< per post-op, the node whose output it gives
     std::vector<PostOp> ops; ///< one per consumer
     std::vector<int64_t> residuals; ///< per consumer: the entry a Sum or Bias adds, else -1
-    /// The scalar entries element-wise post-ops read at each run, in chain order: a clip's bounds
-    /// (PostOp::boundInputs), a GELU's divisor, addend and factor.
+    /// The entries element-wise post-ops read at each run, in chain order: a clip's bounds
+    /// (PostOp::boundInputs), a GELU's divisor, addend and factor, a depthwise convolution's weights
+    /// and bias.
     std::vector<uint32_t> bounds;
     /// Per consumer, the nodes before it that its post-op also replaces, in graph order: a GELU's
     /// Div, Erf, Add and first Mul (its consumer is the last Mul). Empty for a post-op of one node.
@@ -55,10 +57,19 @@ struct Chain {
     std::vector<uint32_t> nodes() const;
 };
 
+/// Which nodes may be a post-op of the kernel before them as a whole (Kernel::asPostOp: a
+/// depthwise convolution after a 1x1 one), by node id; nullopt for the others.
+using NodePostOp = std::function<std::optional<PostOp>(uint32_t node)>;
+
 /// Every chain of a graph with these entry shapes and types (by Graph::entryId), for a training
-/// run or not. A residual, a clip's bounds and a GELU's three constants must be ready before the
-/// convolution runs (a variable, or made by a node before it in graph order).
-std::vector<Chain> chains(const Graph& g, std::span<const Shape> shapes, std::span<const DType> types, bool training);
+/// run or not. A residual, a clip's bounds, a GELU's three constants and a depthwise convolution's
+/// weights and bias must be ready before the convolution runs (a variable, or made by a node before
+/// it in graph order). `asPostOp` (when given) names the nodes that may be a Depthwise post-op: the
+/// chain goes on through such a node after a NaN-keeping relu or clip too (the kernel runs that one
+/// inside its primitive when it can, or the two convolutions apart), and after it only through
+/// element-wise ops.
+std::vector<Chain> chains(const Graph& g, std::span<const Shape> shapes, std::span<const DType> types, bool training,
+    const NodePostOp& asPostOp = {});
 
 /// What a chain folds, for people: "BatchNorm (scale and shift), add (residual), relu".
 std::string describe(const Graph& g, const Chain& chain);

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -47,6 +48,11 @@ struct PostOp {
         /// that ONNX exporters write for GELU (a = √2, b = 1, c = ½). Three more inputs, the scalars
         /// a, b and c, read at each run.
         GeluParts,
+        /// A depthwise convolution of the output (one 3x3 filter per channel, padding 1, stride
+        /// `stride`, 1 or 2) with its bias: two more inputs, its weights (C, 1, 3, 3) and bias (C).
+        /// Only after a 1x1 convolution (oneDNN's fused depthwise post-op: the 1x1's output is never
+        /// stored whole); the post-ops after it apply to its output, which is then the kernel's.
+        Depthwise,
     };
     Kind kind = Kind::Relu;
     float lo = 0.0f, hi = 0.0f; ///< Clip's bounds
@@ -57,12 +63,14 @@ struct PostOp {
     /// Clip only: bit 0, the lower bound is an extra input (a scalar read at each run, as ONNX's
     /// Clip takes it) instead of `lo`; bit 1, the upper one instead of `hi`.
     uint8_t boundInputs = 0;
+    uint8_t stride = 1; ///< Depthwise only
     bool operator==(const PostOp&) const = default;
     /// How many inputs it adds after the kernel's own (and after those of the post-ops before it).
     int extraInputs() const
     {
         if (kind == Kind::Clip) return (boundInputs & 1) + ((boundInputs >> 1) & 1);
         if (kind == Kind::GeluParts) return 3;
+        if (kind == Kind::Depthwise) return 2;
         return kind == Kind::Sum || kind == Kind::Bias ? 1 : kind == Kind::Affine ? 2 : 0;
     }
 };
@@ -123,6 +131,11 @@ public:
     /// From now on computes in the channel-blocked layout, where it can (`on`), or in its own
     /// choice again. Asked before the layouts are; a change clears setNative() as setPostOps does.
     virtual void computeBlocked(bool /*on*/) {}
+    /// The post-op this kernel's whole work is as part of another kernel's, when there is one: a
+    /// depthwise 3x3 convolution with its bias (PostOp::Kind::Depthwise) a 1x1 convolution before
+    /// it may compute in its own primitive. Its inputs are then the post-op's operand and the extra
+    /// inputs the post-op reads, in that order.
+    virtual std::optional<PostOp> asPostOp() const { return std::nullopt; }
 };
 
 using KernelFactory = std::function<std::unique_ptr<Kernel>(

@@ -5,7 +5,9 @@ Runs opscope-cli bench --json (static_shape, fused) and tests/bench/ort_bench.js
 Runtime's profiler, graph optimisations all) on MODEL, then matches the nodes: ONNX Runtime names
 each node after the tensor it writes (`<node>_output_0`, `_nchwc` when it stays in its blocked
 layout), opscope reports a fused group under its first node with the rest listed in "fused"; a group
-is matched by the node whose output it writes. Rows are sorted by how much longer opscope takes.
+is matched by every one of its nodes whose output ONNX Runtime writes, their times summed (one node
+when ONNX Runtime fuses the same ones, two for a 1x1 and a depthwise convolution opscope computes in
+one primitive). Rows are sorted by how much longer opscope takes.
 
 Usage: /usr/bin/python3 tests/bench/compare_ops.py --ort DIR MODEL.onnx --input input=1x3x224x224
        [--threads 1] [--repeat 30] [--build build]
@@ -48,12 +50,13 @@ with tempfile.TemporaryDirectory() as tmp:
 by_output = {written_by(o["node"]): o for o in theirs}
 rows, matched = [], set()
 for o in ours["ops"]:
-    last = (o.get("fused") or [o["node"]])[-1]
-    t = by_output.get(last) or by_output.get(o["node"])
-    if t:
-        matched.add(t["node"])
+    # Every node of the group whose output ONNX Runtime writes (a 1x1 convolution and the
+    # depthwise one fused into it are two of its nodes): their times summed.
+    names = [o["node"]] + (o.get("fused") or [])
+    ts = [by_output[n] for n in names if n in by_output]
+    matched.update(t["node"] for t in ts)
     label = "+".join([o["op"]] + o.get("fused_ops", []))
-    rows.append((o["self_ms"], t["self_ms"] if t else None, label, last))
+    rows.append((o["self_ms"], sum(t["self_ms"] for t in ts) if ts else None, label, names[-1]))
 print(f"{os.path.basename(args.model)}, {args.threads} thread(s): whole pass opscope {ours['median_ms']:.2f} ms, "
       f"ONNX Runtime {ort['median_ms']:.2f} ms ({ours['median_ms'] / ort['median_ms']:.2f}×); "
       f"sum of ops {sum(r[0] for r in rows):.2f} and {sum(t['self_ms'] for t in theirs):.2f} ms\n")

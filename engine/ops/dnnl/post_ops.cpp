@@ -12,7 +12,9 @@ bool PostOpList::takes(std::span<const PostOp> ops)
     const auto isSum = [](const PostOp& o) { return o.kind == PostOp::Kind::Sum; };
     const auto keepsNaN = [](const PostOp& o) { return o.keepNaN; };
     // A matrix product's: a bias along the last axis, a GELU in pieces.
-    const auto isProducts = [](const PostOp& o) { return o.kind == PostOp::Kind::Bias || o.kind == PostOp::Kind::GeluParts; };
+    const auto isProducts = [](const PostOp& o) {
+        return o.kind == PostOp::Kind::Bias || o.kind == PostOp::Kind::GeluParts || o.kind == PostOp::Kind::Depthwise;
+    };
     return std::count_if(ops.begin(), ops.end(), isSum) <= 1 && std::none_of(ops.begin(), ops.end(), isProducts)
         && (ops.empty() || std::none_of(ops.begin(), ops.end() - 1, keepsNaN));
 }

@@ -22,13 +22,16 @@ namespace opscope::dnnlutil {
 class PostOpList {
 public:
     /// At most one sum (its residual goes into the destination before the run), a NaN-keeping
-    /// relu or clip only at the end, and neither a matrix product's bias nor a GELU in pieces.
+    /// relu or clip only at the end, and neither a matrix product's bias, a GELU in pieces nor a
+    /// depthwise convolution (the convolution kernel's own: before and after it, two lists).
     static bool takes(std::span<const PostOp> ops);
 
     /// The list for a destination of rank `outputRank` with `channels` on axis 1.
     void set(std::span<const PostOp> ops, int outputRank, int64_t channels);
     bool empty() const { return m_ops.empty(); }
     bool hasSum() const { return m_sum; }
+    /// The last op is left to finish() (a NaN-keeping relu or clip).
+    bool hasFinish() const { return m_own; }
     /// Where the residual is among run()'s inputs when the kernel has `own` inputs of its own
     /// (-1 without a sum).
     int residualIndex(size_t own) const;

@@ -32,6 +32,7 @@ public:
     bool outputIn(const NativeLayout& layout) override { return floatKernel().outputIn(layout); }
     bool favoursBlocked() const override { return floatKernel().favoursBlocked(); }
     void computeBlocked(bool on) override { floatKernel().computeBlocked(on); }
+    std::optional<PostOp> asPostOp() const override { return m_fast->asPostOp(); }
 
 private:
     Kernel& floatKernel() const { return m_fused && m_fusedInto == FusedInto::Slow ? *m_slow : *m_fast; }

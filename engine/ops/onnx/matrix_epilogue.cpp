@@ -16,7 +16,8 @@ bool MatrixEpilogue::set(std::span<const PostOp> ops)
     m_steps.clear();
     m_extra = 0;
     for (const PostOp& op : ops)
-        if (op.kind == K::Affine || op.kind == K::Gelu || (op.kind == K::Relu && op.keepNaN)) return ops.empty();
+        if (op.kind == K::Affine || op.kind == K::Gelu || op.kind == K::Depthwise || (op.kind == K::Relu && op.keepNaN))
+            return ops.empty();
     m_ops.assign(ops.begin(), ops.end());
     for (const PostOp& op : m_ops)
         m_extra += static_cast<size_t>(op.extraInputs());
@@ -105,6 +106,7 @@ void MatrixEpilogue::apply(Tensor& out, std::span<const Tensor* const> extra)
                 break;
             case K::Gelu:
             case K::Affine:
+            case K::Depthwise:
                 break; // refused by set()
             }
         }
